@@ -1,0 +1,106 @@
+/*
+ * fi_mrail_info: shows the rails mrail found on this host and the address of
+ * each, decoded from the endpoint address mrail advertises.
+ *
+ *   fi_mrail_info [-h]
+ *
+ * Exits 0 when mrail offers an endpoint, 1 (with libfabric's reason) if not.
+ */
+#include <arpa/inet.h>
+#include <getopt.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rdma/fabric.h>
+#include <rdma/fi_errno.h>
+#include <rdma/fi_ext_mrail.h>
+
+#include "addr_codec.h"
+
+static void print_rail_address(const struct mrail_rail_addr *rail)
+{
+	char text[INET6_ADDRSTRLEN];
+	uint16_t i;
+
+	if (rail->format == FI_SOCKADDR_IN && rail->len >= sizeof(struct sockaddr_in)) {
+		struct sockaddr_in sin;
+
+		memcpy(&sin, rail->bytes, sizeof(sin));
+		inet_ntop(AF_INET, &sin.sin_addr, text, sizeof(text));
+		printf("%s port %u", text, ntohs(sin.sin_port));
+		return;
+	}
+	if (rail->format == FI_SOCKADDR_IN6 && rail->len >= sizeof(struct sockaddr_in6)) {
+		struct sockaddr_in6 sin6;
+
+		memcpy(&sin6, rail->bytes, sizeof(sin6));
+		inet_ntop(AF_INET6, &sin6.sin6_addr, text, sizeof(text));
+		printf("%s port %u", text, ntohs(sin6.sin6_port));
+		return;
+	}
+	printf("format %#x, %u bytes:", rail->format, rail->len);
+	for (i = 0; i < rail->len; i++)
+		printf(" %02x", rail->bytes[i]);
+}
+
+/* The n-th '+'-separated port name of mrail's domain name. */
+static void print_port(const char *domain, size_t n)
+{
+	const char *start = domain, *end;
+
+	while (n-- && (start = strchr(start, '+')))
+		start++;
+	if (!start) {
+		printf("?");
+		return;
+	}
+	end = strchr(start, '+');
+	printf("%.*s", (int) (end ? end - start : (ptrdiff_t) strlen(start)), start);
+}
+
+int main(int argc, char **argv)
+{
+	struct fi_info *hints, *info = NULL;
+	struct mrail_addr addr;
+	char err[MRAIL_ERR_MAX];
+	int ret, opt;
+	size_t i;
+
+	while ((opt = getopt(argc, argv, "h")) != -1) {
+		fprintf(stderr, "usage: %s\n  shows mrail's rails on this host\n", argv[0]);
+		return opt == 'h' ? 0 : 2;
+	}
+
+	hints = fi_allocinfo();
+	if (!hints)
+		return 1;
+	hints->fabric_attr->prov_name = strdup(FI_MRAIL_PROV_NAME);
+	ret = fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, &info);
+	fi_freeinfo(hints);
+	if (ret) {
+		fprintf(stderr, "fi_mrail_info: mrail offers no endpoint: %s (%d); "
+			"FI_LOG_LEVEL=warn shows why\n", fi_strerror(-ret), ret);
+		return 1;
+	}
+
+	ret = mrail_addr_decode(info->src_addr, info->src_addrlen, &addr, err, sizeof(err));
+	if (ret) {
+		fprintf(stderr, "fi_mrail_info: mrail's address does not decode: %s\n", err);
+		fi_freeinfo(info);
+		return 1;
+	}
+	printf("mrail: %u rails, domain %s, fabric %s, address %zu bytes\n",
+	       addr.rail_count, info->domain_attr->name, info->fabric_attr->name,
+	       info->src_addrlen);
+	for (i = 0; i < addr.rail_count; i++) {
+		printf("  rail %zu: %-12s ", i, addr.rails[i].stack);
+		print_port(info->domain_attr->name, i);
+		printf("  ");
+		print_rail_address(&addr.rails[i]);
+		printf("\n");
+	}
+	fi_freeinfo(info);
+	return 0;
+}

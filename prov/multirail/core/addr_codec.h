@@ -1,0 +1,80 @@
+/*
+ * The mrail endpoint address: a self-describing blob of every rail's core
+ * address, returned by fi_getname and inserted into peers' AVs. Everything
+ * decoded here may come from another host: it is validated completely.
+ *
+ * Layout (integers little-endian):
+ *   0  'm' 'r' 'a'  magic
+ *   3  u8   version (MRAIL_ADDR_VERSION)
+ *   4  u8   rail count, 1..MRAIL_MAX_RAILS
+ *   5  u8   flags (MRAIL_ADDR_FLAG_*)
+ *   6  u16  reserved, zero
+ *   8  per rail:
+ *        u8   stack name length n, 1..MRAIL_STACK_NAME_MAX-1
+ *        n    stack name, [a-z0-9_;], no NUL
+ *        u32  core address format (fi_info addr_format)
+ *        u16  core address length m, 1..MRAIL_RAIL_ADDR_MAX
+ *        m    core address bytes
+ * Nothing may follow the last rail.
+ */
+#ifndef MRAIL_ADDR_CODEC_H
+#define MRAIL_ADDR_CODEC_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "mrail_limits.h"
+
+#define MRAIL_ADDR_VERSION 1
+#define MRAIL_ADDR_HEADER_LEN 8
+#define MRAIL_ADDR_RAIL_OVERHEAD 7	/* name length + format + address length */
+
+/* Only rail 0 is known (learned from fi_getinfo node/service); the rest
+ * comes from the peer on first contact. A partial address has one rail. */
+#define MRAIL_ADDR_FLAG_PARTIAL 0x01
+#define MRAIL_ADDR_KNOWN_FLAGS MRAIL_ADDR_FLAG_PARTIAL
+
+#define MRAIL_ADDR_MAX_LEN (MRAIL_ADDR_HEADER_LEN + MRAIL_MAX_RAILS * \
+	(MRAIL_ADDR_RAIL_OVERHEAD + MRAIL_STACK_NAME_MAX - 1 + MRAIL_RAIL_ADDR_MAX))
+
+struct mrail_rail_addr {
+	char stack[MRAIL_STACK_NAME_MAX];	/* NUL-terminated */
+	uint32_t format;
+	uint16_t len;
+	uint8_t bytes[MRAIL_RAIL_ADDR_MAX];
+};
+
+struct mrail_addr {
+	uint8_t rail_count;
+	uint8_t flags;
+	struct mrail_rail_addr rails[MRAIL_MAX_RAILS];
+};
+
+/* Bytes mrail_addr_encode needs for addr. */
+size_t mrail_addr_encoded_len(const struct mrail_addr *addr);
+
+/*
+ * Encodes addr into buf. Returns the length written, -ENOSPC
+ * when len is too small (nothing written), or -EINVAL when addr itself breaks
+ * the rules the decoder enforces.
+ */
+ssize_t mrail_addr_encode(const struct mrail_addr *addr, void *buf, size_t len);
+
+/*
+ * Decodes and validates len bytes from an untrusted source. Returns 0, or
+ * -EINVAL with err saying which field is wrong and why.
+ */
+int mrail_addr_decode(const void *buf, size_t len, struct mrail_addr *addr,
+		      char *err, size_t err_len);
+
+/*
+ * Whether a peer can talk to us: the same number of rails over the same
+ * stacks, in order. A partial peer address is checked on its rail 0 only.
+ * Returns 0, or -EINVAL with err naming the first mismatch.
+ */
+int mrail_addr_check_compatible(const struct mrail_addr *local,
+				const struct mrail_addr *peer,
+				char *err, size_t err_len);
+
+#endif /* MRAIL_ADDR_CODEC_H */

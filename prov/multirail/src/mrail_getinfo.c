@@ -1,0 +1,249 @@
+/*
+ * fi_getinfo for mrail: one FI_EP_RDM offer that stands for all rails.
+ */
+#include "mrail.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "mrail_ip.h"
+
+/*
+ * libfabric's private fi_getinfo flags (include/ofi.h, not installed): a
+ * utility provider such as ofi_rxm or ofi_rxd looking for a core provider to
+ * layer on. mrail is not a core to layer on, and answering would recurse.
+ */
+#define MRAIL_OFI_INTERNAL_FLAGS ((1ULL << 58) | (1ULL << 59) | (1ULL << 60))
+
+#define MRAIL_CAPS (FI_MSG | FI_TAGGED | FI_SEND | FI_RECV)
+
+/* Set while this thread is inside mrail_getinfo: with the application's own
+ * libfabric as corelib, discovery would otherwise reach mrail again. */
+static __thread bool in_getinfo;
+
+/* FI_PROVIDER lists mrail among the providers to use (not "^mrail,..."). */
+static bool env_names_mrail(void)
+{
+	const char *filter = getenv("FI_PROVIDER");
+	const char *cur, *end;
+	size_t len = strlen(FI_MRAIL_PROV_NAME);
+
+	if (!filter || filter[0] == '^')
+		return false;
+	for (cur = filter; *cur; cur = *end ? end + 1 : end) {
+		end = strchrnul(cur, ',');
+		if ((size_t) (end - cur) == len &&
+		    !strncasecmp(cur, FI_MRAIL_PROV_NAME, len))
+			return true;
+	}
+	return false;
+}
+
+static bool asked_for_mrail(const struct fi_info *hints)
+{
+	if (hints && hints->fabric_attr && hints->fabric_attr->prov_name &&
+	    !strcasecmp(hints->fabric_attr->prov_name, FI_MRAIL_PROV_NAME))
+		return true;
+	return env_names_mrail();
+}
+
+/* Requests mrail can never satisfy, refused before any rail is touched. */
+static bool hints_exclude_mrail(const struct fi_info *hints)
+{
+	if (!hints)
+		return false;
+	if (hints->ep_attr && hints->ep_attr->type != FI_EP_UNSPEC &&
+	    hints->ep_attr->type != FI_EP_RDM)
+		return true;
+	if (hints->caps & ~MRAIL_CAPS) {
+		MRAIL_INFO(FI_LOG_CORE, "hints ask for capabilities mrail lacks: %s\n",
+			   fi_tostr(&(uint64_t){ hints->caps & ~MRAIL_CAPS },
+				    FI_TYPE_CAPS));
+		return true;
+	}
+	if (hints->addr_format != FI_FORMAT_UNSPEC &&
+	    hints->addr_format != FI_ADDR_MRAIL)
+		return true;
+	return false;
+}
+
+/* Rail names joined by '+', e.g. "mr0+mr1", or fabric names of the rails. */
+static char *join_rail_names(const struct mrail_railset *set, bool fabric_names)
+{
+	char buf[MRAIL_MAX_RAILS * (MRAIL_ATTACH_MAX + 1) + 1] = "";
+	size_t i, used = 0;
+
+	for (i = 0; i < set->count; i++) {
+		const struct fi_info *info = set->rails[i].info;
+		const char *name = fabric_names ?
+			(info->fabric_attr->name ? info->fabric_attr->name : "?") :
+			set->rails[i].port;
+
+		used += (size_t) snprintf(buf + used, sizeof(buf) - used, "%s%s",
+					  i ? "+" : "", name);
+		if (used >= sizeof(buf))
+			return NULL;
+	}
+	return strdup(buf);
+}
+
+static bool hints_match_names(const struct fi_info *hints, const struct fi_info *info)
+{
+	if (!hints)
+		return true;
+	if (hints->domain_attr && hints->domain_attr->name &&
+	    strcmp(hints->domain_attr->name, info->domain_attr->name))
+		return false;
+	if (hints->fabric_attr && hints->fabric_attr->name &&
+	    strcmp(hints->fabric_attr->name, info->fabric_attr->name))
+		return false;
+	return true;
+}
+
+/* The endpoint can promise only what its weakest rail offers. */
+static void info_limit_to_rails(const struct mrail_railset *set, struct fi_info *info)
+{
+	size_t i;
+
+	for (i = 0; i < set->count; i++) {
+		const struct fi_info *rail = set->rails[i].info;
+
+		if (!i || rail->ep_attr->max_msg_size < info->ep_attr->max_msg_size)
+			info->ep_attr->max_msg_size = rail->ep_attr->max_msg_size;
+		if (!i || rail->tx_attr->size < info->tx_attr->size)
+			info->tx_attr->size = rail->tx_attr->size;
+		if (!i || rail->tx_attr->iov_limit < info->tx_attr->iov_limit)
+			info->tx_attr->iov_limit = rail->tx_attr->iov_limit;
+		if (!i || rail->tx_attr->inject_size < info->tx_attr->inject_size)
+			info->tx_attr->inject_size = rail->tx_attr->inject_size;
+		if (!i || rail->rx_attr->size < info->rx_attr->size)
+			info->rx_attr->size = rail->rx_attr->size;
+		if (!i || rail->rx_attr->iov_limit < info->rx_attr->iov_limit)
+			info->rx_attr->iov_limit = rail->rx_attr->iov_limit;
+		if (!i || rail->domain_attr->ep_cnt < info->domain_attr->ep_cnt)
+			info->domain_attr->ep_cnt = rail->domain_attr->ep_cnt;
+		if (!i || rail->domain_attr->cq_cnt < info->domain_attr->cq_cnt)
+			info->domain_attr->cq_cnt = rail->domain_attr->cq_cnt;
+	}
+}
+
+static int info_set_src_addr(const struct mrail_railset *set, struct fi_info *info)
+{
+	struct mrail_addr addr;
+	ssize_t len;
+	int ret;
+
+	ret = mrail_railset_local_addr(set, &addr);
+	if (ret)
+		return ret;
+	info->src_addr = malloc(mrail_addr_encoded_len(&addr));
+	if (!info->src_addr)
+		return -FI_ENOMEM;
+	len = mrail_addr_encode(&addr, info->src_addr, mrail_addr_encoded_len(&addr));
+	if (len < 0) {
+		MRAIL_WARN(FI_LOG_CORE, "cannot encode the local rail addresses: %s\n",
+			   strerror((int) -len));
+		return -FI_EINVAL;
+	}
+	info->src_addrlen = (size_t) len;
+	return 0;
+}
+
+static int info_from_railset(const struct mrail_railset *set,
+			     const struct fi_info *hints, struct fi_info **out)
+{
+	struct fi_info *info;
+	int ret;
+
+	info = fi_allocinfo();
+	if (!info)
+		return -FI_ENOMEM;
+
+	info->caps = hints && hints->caps ? hints->caps : MRAIL_CAPS;
+	info->mode = 0;
+	info->addr_format = FI_ADDR_MRAIL;
+	info->ep_attr->type = FI_EP_RDM;
+	info->ep_attr->protocol = FI_PROTO_UNSPEC;
+	info->ep_attr->protocol_version = 1;
+
+	info->domain_attr->name = join_rail_names(set, false);
+	info->domain_attr->threading = FI_THREAD_SAFE;
+	info->domain_attr->control_progress = FI_PROGRESS_AUTO;
+	info->domain_attr->data_progress = FI_PROGRESS_AUTO;
+	info->domain_attr->resource_mgmt = FI_RM_ENABLED;
+	info->domain_attr->av_type = FI_AV_UNSPEC;
+	info->domain_attr->mr_mode = FI_MR_PROV_KEY | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED;
+	info->tx_attr->caps = info->caps;
+	info->rx_attr->caps = info->caps;
+	info_limit_to_rails(set, info);
+
+	info->fabric_attr->name = join_rail_names(set, true);
+	info->fabric_attr->prov_version = MRAIL_PROV_VERSION;
+	info->fabric_attr->api_version = MRAIL_FI_VERSION;
+
+	if (!info->domain_attr->name || !info->fabric_attr->name) {
+		ret = -FI_ENOMEM;
+		goto err;
+	}
+	ret = info_set_src_addr(set, info);
+	if (ret)
+		goto err;
+	*out = info;
+	return 0;
+err:
+	fi_freeinfo(info);
+	return ret;
+}
+
+int mrail_getinfo(uint32_t version, const char *node, const char *service,
+		  uint64_t flags, const struct fi_info *hints, struct fi_info **info)
+{
+	struct mrail_railset set;
+	struct fi_info *offer = NULL;
+	bool asked_by_name = asked_for_mrail(hints);
+	int ret;
+
+	*info = NULL;
+	if (in_getinfo || (flags & MRAIL_OFI_INTERNAL_FLAGS) ||
+	    hints_exclude_mrail(hints))
+		return -FI_ENODATA;
+	if (node) {
+		MRAIL_INFO(FI_LOG_CORE, "mrail does not resolve node \"%s\": "
+			   "exchange fi_getname addresses instead\n", node);
+		return -FI_ENODATA;
+	}
+
+	in_getinfo = true;
+	ret = mrail_railset_resolve(version, service, flags, &set);
+	in_getinfo = false;
+	if (ret)
+		return -FI_ENODATA;
+
+	if (set.count < 2 && !asked_by_name) {
+		MRAIL_INFO(FI_LOG_CORE, "%zu rail found; mrail lists itself with two "
+			   "or more rails unless asked for by name\n", set.count);
+		ret = -FI_ENODATA;
+		goto out;
+	}
+	if (!set.count) {
+		ret = -FI_ENODATA;
+		goto out;
+	}
+
+	ret = info_from_railset(&set, hints, &offer);
+	if (ret)
+		goto out;
+	if (!hints_match_names(hints, offer)) {
+		fi_freeinfo(offer);
+		ret = -FI_ENODATA;
+		goto out;
+	}
+	*info = offer;
+out:
+	mrail_railset_release(&set);
+	return ret;
+}

@@ -1,0 +1,99 @@
+# shellcheck shell=bash
+# tests/integration/lib.sh - the harness every integration test sources.
+#
+#   pass NAME            prints "PASS: NAME"
+#   fail NAME WHY        prints "FAIL: NAME: WHY" and remembers the failure
+#   check NAME CMD...    runs CMD quietly (output kept in a log) and passes or
+#                        fails; on failure the last lines of the log follow.
+#                        Returns CMD's status (mind it under set -e)
+#   note TEXT            prints an indented line of information (figures)
+#   finish               exits 1 if anything failed, else 0
+#   require_root         fails the test and exits unless run as root
+#   testbed_cleanup_on_exit   runs "ci/testbed down" on EXIT/INT/TERM
+#
+# Only PASS:/FAIL: lines start at column 0; the top-level runner counts them
+# and prints the only summary.
+
+TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+TESTBED=$TOP/ci/testbed
+TEST_NAME=$(basename "${BASH_SOURCE[1]:-$0}" .sh)
+TEST_LOGDIR=${MRAIL_TEST_LOGDIR:-${MRAIL_TEST_LOGS:-${TMPDIR:-/tmp}/mrail-integration}}/$TEST_NAME
+mkdir -p "$TEST_LOGDIR" 2>/dev/null || TEST_LOGDIR=$(mktemp -d)
+_lib_failures=0
+_lib_checks=0
+
+pass() {
+	echo "PASS: $1"
+}
+
+fail() {
+	echo "FAIL: $1: ${2:-failed}"
+	_lib_failures=$((_lib_failures + 1))
+}
+
+note() {
+	echo "    $*"
+}
+
+# The log of check number N, named after the check.
+_lib_log_path() {
+	local slug
+	slug=$(printf '%s' "$1" | tr -c 'A-Za-z0-9_.-' '_' | cut -c1-60)
+	echo "$TEST_LOGDIR/$(printf '%02d' "$_lib_checks")-$slug.log"
+}
+
+show_log_tail() {
+	local log=$1 lines=${2:-15}
+	[[ -s $log ]] || return 0
+	tail -n "$lines" "$log" | sed 's/^/    | /'
+	echo "    (full log: $log)"
+}
+
+check() {
+	local name=$1 log rc=0
+	shift
+	_lib_checks=$((_lib_checks + 1))
+	log=$(_lib_log_path "$name")
+	"$@" >"$log" 2>&1 </dev/null || rc=$?
+	if [[ $rc -eq 0 ]]; then
+		pass "$name"
+	else
+		fail "$name" "exit status $rc from: $*"
+		show_log_tail "$log"
+	fi
+	return "$rc"
+}
+
+finish() {
+	[[ $_lib_failures -eq 0 ]] || exit 1
+	exit 0
+}
+
+require_root() {
+	if [[ $EUID -ne 0 ]]; then
+		fail "$TEST_NAME" "must run as root (needs network namespaces)"
+		finish
+	fi
+}
+
+_lib_testbed_down() {
+	local rc=$?
+	trap - EXIT INT TERM
+	"$TESTBED" down >/dev/null 2>&1 || true
+	exit "$rc"
+}
+
+testbed_cleanup_on_exit() {
+	trap _lib_testbed_down EXIT
+	trap 'exit 130' INT
+	trap 'exit 143' TERM
+}
+
+# Seconds since the epoch, with fractions, for timing steps.
+now() {
+	date +%s.%N
+}
+
+elapsed() {
+	awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.2f", b - a }'
+}
