@@ -123,9 +123,17 @@ Test(config_valid, domain_names)
 	assert_one_rail("efa@rdmap0s6-rdm", "efa", MRAIL_ATTACH_NAME,
 			"rdmap0s6-rdm", 0);
 	assert_one_rail("cxi@cxi0", "cxi", MRAIL_ATTACH_NAME, "cxi0", 0);
-	/* Not an address (300 > 255): a name, to be looked up later. */
-	assert_one_rail("udp;ofi_rxd@198.18.1.300", "udp;ofi_rxd",
-			MRAIL_ATTACH_NAME, "198.18.1.300", 0);
+	/* Dots without only digits are fine in a name. */
+	assert_one_rail("udp;ofi_rxd@eth0.100", "udp;ofi_rxd",
+			MRAIL_ATTACH_NAME, "eth0.100", 0);
+}
+
+Test(config_invalid, mistyped_ipv4_is_not_a_name)
+{
+	assert_refused("udp;ofi_rxd@198.18.1.300", "rail 1",
+		       "\"198.18.1.300\" is not a valid IPv4 address");
+	assert_refused("tcp;ofi_rxm@mr0,tcp;ofi_rxm@198.18.2", "rail 2",
+		       "\"198.18.2\" is not a valid IPv4 address");
 }
 
 Test(config_valid, stacks)

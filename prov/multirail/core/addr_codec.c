@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "addr_codec.h"
+#include "mrail_err.h"
 
 static const uint8_t addr_magic[3] = { 'm', 'r', 'a' };
 
@@ -38,9 +39,9 @@ static int codec_refuse(const struct codec_err *err, const char *fmt, ...)
 {
 	va_list ap;
 
-	if (err && err->buf && err->len) {
+	if (err) {
 		va_start(ap, fmt);
-		vsnprintf(err->buf, err->len, fmt, ap);
+		mrail_vwrite_err(err->buf, err->len, fmt, ap);
 		va_end(ap);
 	}
 	return -EINVAL;

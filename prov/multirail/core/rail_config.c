@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "mrail_err.h"
 #include "rail_config.h"
 
 /* User text quoted in a message is cut here so that the reason still fits. */
@@ -33,20 +34,6 @@ struct rail_parse {
 	char *err;
 	size_t err_len;
 };
-
-static void write_err(char *err, size_t err_len, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void write_err(char *err, size_t err_len, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!err || !err_len)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, err_len, fmt, ap);
-	va_end(ap);
-}
 
 static bool char_is_printable(unsigned char c)
 {
@@ -111,7 +98,7 @@ static int rail_refuse(const struct rail_parse *rail, const char *fmt, ...)
 	va_end(ap);
 
 	show_text(rail->text, shown);
-	write_err(rail->err, rail->err_len, "rail %zu \"%s\": %s", rail->pos,
+	mrail_write_err(rail->err, rail->err_len, "rail %zu \"%s\": %s", rail->pos,
 		  shown, reason);
 	return -EINVAL;
 }
@@ -320,6 +307,17 @@ static int parse_subnet(const struct rail_parse *rail, struct text_span attach,
 	return 0;
 }
 
+static bool text_is_digits_and_dots(struct text_span text)
+{
+	size_t i;
+
+	for (i = 0; i < text.len; i++) {
+		if (text.start[i] != '.' && (text.start[i] < '0' || text.start[i] > '9'))
+			return false;
+	}
+	return memchr(text.start, '.', text.len) != NULL;
+}
+
 static int parse_attach_name(const struct rail_parse *rail,
 			     struct text_span attach,
 			     struct mrail_rail_spec *spec)
@@ -340,6 +338,13 @@ static int parse_attach_name(const struct rail_parse *rail,
 			"names use only letters, digits, '_', '.', ':' and '-'",
 			shown_char, i + 1);
 	}
+
+	/* "198.18.1.300" is a mistyped address, not an interface name: say
+	 * so now rather than "no interface named 198.18.1.300" later. */
+	if (text_is_digits_and_dots(attach))
+		return rail_refuse(rail,
+			"\"%.*s\" is not a valid IPv4 address",
+			(int) attach.len, attach.start);
 
 	memcpy(spec->attach, attach.start, attach.len);
 	spec->attach[attach.len] = '\0';
@@ -449,7 +454,7 @@ int mrail_rail_config_parse(const char *text, struct mrail_rail_config *config,
 	int ret;
 
 	if (!config) {
-		write_err(err, err_len, "no rail configuration to parse into");
+		mrail_write_err(err, err_len, "no rail configuration to parse into");
 		return -EINVAL;
 	}
 	config->count = 0;
@@ -459,13 +464,13 @@ int mrail_rail_config_parse(const char *text, struct mrail_rail_config *config,
 	/* Bounded, so that a runaway string is never read to its end. */
 	text_len = strnlen(text, MRAIL_RAILS_STR_MAX + 1);
 	if (text_len > MRAIL_RAILS_STR_MAX) {
-		write_err(err, err_len,
+		mrail_write_err(err, err_len,
 			"FI_MRAIL_RAILS is longer than %d characters",
 			MRAIL_RAILS_STR_MAX);
 		return -EINVAL;
 	}
 	if (text_is_blank(text, text_len)) {
-		write_err(err, err_len,
+		mrail_write_err(err, err_len,
 			"FI_MRAIL_RAILS is empty (expected rails as "
 			"stack@attach separated by ',', e.g. "
 			"\"tcp;ofi_rxm@mr0,tcp;ofi_rxm@mr1\")");

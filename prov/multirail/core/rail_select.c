@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
+#include "mrail_err.h"
 #include "rail_select.h"
 
 /* An address as text, or a note of its unknown family. */
@@ -38,20 +39,6 @@ static const struct {
 	{ "net;ofi_rxm",	30 },
 	{ "net",		30 },
 };
-
-static void write_err(char *err, size_t err_len, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void write_err(char *err, size_t err_len, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!err || !err_len)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, err_len, fmt, ap);
-	va_end(ap);
-}
 
 /* Interface names come from the kernel; never trust them to be terminated. */
 static int iface_name_len(const struct mrail_host_iface *iface)
@@ -98,7 +85,7 @@ static int match_iface_name(const struct mrail_rail_spec *spec,
 			found = i;
 	}
 	if (found < 0)
-		write_err(err, err_len,
+		mrail_write_err(err, err_len,
 			"no network interface named \"%.*s\" on this host",
 			MRAIL_ATTACH_MAX - 1, spec->attach);
 	return found;
@@ -116,7 +103,7 @@ static int match_iface_addr(const struct mrail_rail_spec *spec,
 			return i;
 	}
 	format_ip(&spec->addr, addr, sizeof(addr));
-	write_err(err, err_len,
+	mrail_write_err(err, err_len,
 		"no network interface on this host has address %s", addr);
 	return -ENOENT;
 }
@@ -146,7 +133,7 @@ static int match_iface_subnet(const struct mrail_rail_spec *spec,
 
 		format_ip(&ifaces[found].addr, first_addr, sizeof(first_addr));
 		format_ip(&ifaces[i].addr, other_addr, sizeof(other_addr));
-		write_err(err, err_len,
+		mrail_write_err(err, err_len,
 			"interfaces %.*s (%s) and %.*s (%s) both have "
 			"addresses in subnet %.*s; name one interface instead",
 			iface_name_len(&ifaces[found]), ifaces[found].name,
@@ -155,7 +142,7 @@ static int match_iface_subnet(const struct mrail_rail_spec *spec,
 		return -EEXIST;
 	}
 	if (found < 0)
-		write_err(err, err_len,
+		mrail_write_err(err, err_len,
 			"no network interface on this host has an address in "
 			"subnet %.*s", MRAIL_ATTACH_MAX - 1, spec->attach);
 	return found;
@@ -170,7 +157,7 @@ int mrail_rail_match_iface(const struct mrail_rail_spec *spec,
 	int n, match;
 
 	if (!spec || (!ifaces && count)) {
-		write_err(err, err_len, "no rail or interface list to match");
+		mrail_write_err(err, err_len, "no rail or interface list to match");
 		return -EINVAL;
 	}
 	/* Indices are returned as int; no host has this many addresses. */
@@ -187,7 +174,7 @@ int mrail_rail_match_iface(const struct mrail_rail_spec *spec,
 		match = match_iface_subnet(spec, ifaces, n, err, err_len);
 		break;
 	default:
-		write_err(err, err_len, "unknown attach kind %d",
+		mrail_write_err(err, err_len, "unknown attach kind %d",
 			  (int) spec->kind);
 		return -EINVAL;
 	}
@@ -197,7 +184,7 @@ int mrail_rail_match_iface(const struct mrail_rail_spec *spec,
 	iface = &ifaces[match];
 	if (!iface->up) {
 		format_ip(&iface->addr, addr, sizeof(addr));
-		write_err(err, err_len,
+		mrail_write_err(err, err_len,
 			"interface %.*s (%s) is down; bring it up or leave "
 			"this rail out of FI_MRAIL_RAILS",
 			iface_name_len(iface), iface->name, addr);

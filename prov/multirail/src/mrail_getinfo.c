@@ -134,16 +134,24 @@ static void info_limit_to_rails(const struct mrail_railset *set, struct fi_info 
 static int info_set_src_addr(const struct mrail_railset *set, struct fi_info *info)
 {
 	struct mrail_addr addr;
+	size_t needed;
 	ssize_t len;
 	int ret;
 
 	ret = mrail_railset_local_addr(set, &addr);
 	if (ret)
 		return ret;
-	info->src_addr = malloc(mrail_addr_encoded_len(&addr));
+	/* 0: the rails' addresses break the rules every peer enforces. */
+	needed = mrail_addr_encoded_len(&addr);
+	if (!needed) {
+		MRAIL_WARN(FI_LOG_CORE, "the rails' addresses do not form a valid "
+			   "mrail address\n");
+		return -FI_EINVAL;
+	}
+	info->src_addr = malloc(needed);
 	if (!info->src_addr)
 		return -FI_ENOMEM;
-	len = mrail_addr_encode(&addr, info->src_addr, mrail_addr_encoded_len(&addr));
+	len = mrail_addr_encode(&addr, info->src_addr, needed);
 	if (len < 0) {
 		MRAIL_WARN(FI_LOG_CORE, "cannot encode the local rail addresses: %s\n",
 			   strerror((int) -len));
