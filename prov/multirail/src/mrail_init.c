@@ -3,8 +3,6 @@
  */
 #include "mrail.h"
 
-#include <stdlib.h>
-
 struct mrail_env mrail_env = {
 	.rails = NULL,
 	.private_core = 1,
@@ -19,6 +17,9 @@ static int mrail_fabric_open(struct fi_fabric_attr *attr, struct fid_fabric **fa
 	return -FI_ENOSYS;
 }
 
+/* Nothing global to release: every railset belongs to the call or object
+ * that resolved it, and the private libfabric stays loaded until exit
+ * (mrail_corelib.c says why). */
 static void mrail_cleanup(void)
 {
 }

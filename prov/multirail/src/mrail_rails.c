@@ -254,7 +254,8 @@ static int railset_from_config(uint32_t version, const char *service,
 	return ret;
 }
 
-static void candidate_from_offer(const struct fi_info *offer,
+/* Describes an offer for discovery; false when mrail could not name it. */
+static bool candidate_from_offer(const struct fi_info *offer,
 				 struct mrail_rail_candidate *cand)
 {
 	struct mrail_ip ip;
@@ -262,11 +263,8 @@ static void candidate_from_offer(const struct fi_info *offer,
 	memset(cand, 0, sizeof(*cand));
 	if (!offer->fabric_attr->prov_name || !offer->domain_attr->name ||
 	    strlen(offer->fabric_attr->prov_name) >= sizeof(cand->stack) ||
-	    strlen(offer->domain_attr->name) >= sizeof(cand->domain)) {
-		/* An offer mrail cannot name is no candidate. */
-		strcpy(cand->stack, "mrail");
-		return;
-	}
+	    strlen(offer->domain_attr->name) >= sizeof(cand->domain))
+		return false;
 	strcpy(cand->stack, offer->fabric_attr->prov_name);
 	strcpy(cand->domain, offer->domain_attr->name);
 	if (offer->src_addr && offer->src_addrlen >= sizeof(struct sockaddr) &&
@@ -274,6 +272,7 @@ static void candidate_from_offer(const struct fi_info *offer,
 		cand->family = ip.family;
 		cand->loopback = mrail_ip_is_loopback(&ip);
 	}
+	return true;
 }
 
 static int railset_discover(uint32_t version, const char *service,
@@ -307,9 +306,10 @@ static int railset_discover(uint32_t version, const char *service,
 		ret = -FI_ENOMEM;
 		goto out;
 	}
-	for (cur = offers, i = 0; cur; cur = cur->next, i++) {
-		candidate_from_offer(cur, &cands[i]);
-		by_index[i] = cur;
+	n = 0;
+	for (cur = offers; cur; cur = cur->next) {
+		if (candidate_from_offer(cur, &cands[n]))
+			by_index[n++] = cur;
 	}
 
 	picked = mrail_discover_rails(cands, n, picks, MRAIL_MAX_RAILS);
