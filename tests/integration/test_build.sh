@@ -76,6 +76,13 @@ if install_to opt --prefix=/opt/mrail-test; then
 			fail "installs $page" "missing"
 		fi
 	done
+	(cd "$work/opt" && make uninstall DESTDIR="$work/opt/root" >>log 2>&1)
+	left=$(find "$work/opt/root" -type f | sed "s|$work/opt/root||")
+	if [ -z "$left" ]; then
+		pass "make uninstall removes everything it installed"
+	else
+		fail "make uninstall removes everything it installed" "$left"
+	fi
 else
 	fail "--prefix=/opt/mrail-test builds and installs" "$(tail -n 20 "$work/opt/log")"
 fi
