@@ -2,7 +2,11 @@
  * fi_mrail_info: shows the rails mrail found on this host and the address of
  * each, decoded from the endpoint address mrail advertises.
  *
- *   fi_mrail_info [-h]
+ *   fi_mrail_info [-s SERVICE] [-x] [-h]
+ *
+ *   -s  bind every rail to SERVICE (fi_getinfo with FI_SOURCE), as an
+ *       endpoint listening there would be
+ *   -x  print only the endpoint address, as hex (what fi_mrail_av takes)
  *
  * Exits 0 when mrail offers an endpoint, 1 (with libfabric's reason) if not.
  */
@@ -65,11 +69,22 @@ int main(int argc, char **argv)
 	struct fi_info *hints, *info = NULL;
 	struct mrail_addr addr;
 	char err[MRAIL_ERR_MAX];
-	int ret, opt;
+	const char *service = NULL;
+	int ret, opt, hex_only = 0;
 	size_t i;
 
-	while ((opt = getopt(argc, argv, "h")) != -1) {
-		fprintf(stderr, "usage: %s\n  shows mrail's rails on this host\n", argv[0]);
+	while ((opt = getopt(argc, argv, "s:xh")) != -1) {
+		if (opt == 'x') {
+			hex_only = 1;
+			continue;
+		}
+		if (opt == 's') {
+			service = optarg;
+			continue;
+		}
+		fprintf(stderr, "usage: %s [-s SERVICE] [-x]\n  shows mrail's rails "
+			"on this host; -s binds them to SERVICE, -x prints only "
+			"the address in hex\n", argv[0]);
 		return opt == 'h' ? 0 : 2;
 	}
 
@@ -77,12 +92,21 @@ int main(int argc, char **argv)
 	if (!hints)
 		return 1;
 	hints->fabric_attr->prov_name = strdup(FI_MRAIL_PROV_NAME);
-	ret = fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, &info);
+	ret = fi_getinfo(FI_VERSION(1, 17), NULL, service, service ? FI_SOURCE : 0,
+			 hints, &info);
 	fi_freeinfo(hints);
 	if (ret) {
 		fprintf(stderr, "fi_mrail_info: mrail offers no endpoint: %s (%d); "
 			"FI_LOG_LEVEL=warn shows why\n", fi_strerror(-ret), ret);
 		return 1;
+	}
+
+	if (hex_only) {
+		for (i = 0; i < info->src_addrlen; i++)
+			printf("%02x", ((const uint8_t *) info->src_addr)[i]);
+		printf("\n");
+		fi_freeinfo(info);
+		return 0;
 	}
 
 	ret = mrail_addr_decode(info->src_addr, info->src_addrlen, &addr, err, sizeof(err));

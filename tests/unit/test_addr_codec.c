@@ -906,3 +906,68 @@ Test(addr_compat, decoded_peer_against_local)
 						 sizeof(err)),
 		     0);
 }
+
+/* fi_av_insert hands several addresses back to back in one buffer. */
+Test(addr_prefix, packed_addresses_decode_one_after_another)
+{
+	struct mrail_addr one, two, got;
+	uint8_t buf[2 * MRAIL_ADDR_MAX_LEN];
+	char err[MRAIL_ERR_MAX] = "";
+	size_t len_one, len_two, used;
+
+	make_addr(&one, 2, 0);
+	make_max_addr(&two);
+	len_one = encode_ok(&one, buf, sizeof(buf));
+	len_two = encode_ok(&two, buf + len_one, sizeof(buf) - len_one);
+
+	cr_assert_eq(mrail_addr_decode_prefix(buf, len_one + len_two, &got, &used,
+					      err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(used, len_one);
+	cr_assert_eq(memcmp(&got, &one, sizeof(got)), 0);
+
+	cr_assert_eq(mrail_addr_decode_prefix(buf + used, len_two, &got, &used,
+					      err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(used, len_two);
+	cr_assert_eq(memcmp(&got, &two, sizeof(got)), 0);
+}
+
+Test(addr_prefix, every_truncation_fails_with_nothing_consumed)
+{
+	struct mrail_addr addr, got;
+	uint8_t full[MRAIL_ADDR_MAX_LEN];
+	char err[MRAIL_ERR_MAX];
+	size_t len, cut, used;
+	uint8_t *copy;
+
+	make_addr(&addr, 3, 0);
+	len = encode_ok(&addr, full, sizeof(full));
+	for (cut = 0; cut < len; cut++) {
+		/* Exactly cut bytes on the heap: ASan sees any overread. */
+		copy = malloc(cut ? cut : 1);
+		cr_assert_not_null(copy);
+		memcpy(copy, full, cut);
+		used = 12345;
+		cr_assert_eq(mrail_addr_decode_prefix(copy, cut, &got, &used, err,
+						      sizeof(err)), -EINVAL,
+			     "cut at %zu accepted", cut);
+		cr_assert_eq(used, 0);
+		free(copy);
+	}
+}
+
+Test(addr_prefix, exact_decode_still_refuses_what_follows)
+{
+	struct mrail_addr addr, got;
+	uint8_t buf[MRAIL_ADDR_MAX_LEN + 1];
+	char err[MRAIL_ERR_MAX] = "";
+	size_t len, used;
+
+	make_addr(&addr, 1, 0);
+	len = encode_ok(&addr, buf, sizeof(buf));
+	buf[len] = 0x42;
+	cr_assert_eq(mrail_addr_decode(buf, len + 1, &got, err, sizeof(err)), -EINVAL);
+	cr_assert(strstr(err, "stray byte"), "%s", err);
+	cr_assert_eq(mrail_addr_decode_prefix(buf, len + 1, &got, &used, err,
+					      sizeof(err)), 0, "%s", err);
+	cr_assert_eq(used, len);
+}

@@ -362,7 +362,8 @@ static int decode_rail(struct addr_reader *r, unsigned rail,
 	return 0;
 }
 
-static int decode_rails(struct addr_reader *r, struct mrail_addr *addr)
+/* exact: the address must end where the buffer does. */
+static int decode_rails(struct addr_reader *r, struct mrail_addr *addr, bool exact)
 {
 	unsigned i;
 	int ret;
@@ -372,7 +373,7 @@ static int decode_rails(struct addr_reader *r, struct mrail_addr *addr)
 		if (ret)
 			return ret;
 	}
-	if (reader_left(r))
+	if (exact && reader_left(r))
 		return codec_refuse(&r->err,
 			"mrail address has %zu stray byte%s after its last "
 			"rail (rail %u ends at offset %zu of %zu)",
@@ -381,25 +382,44 @@ static int decode_rails(struct addr_reader *r, struct mrail_addr *addr)
 	return 0;
 }
 
+static int decode_addr(struct addr_reader *r, struct mrail_addr *addr, bool exact)
+{
+	int ret;
+
+	if (!addr || (!r->buf && r->len))
+		return codec_refuse(&r->err, "no mrail address to decode");
+
+	/* Untouched fields (past a name or an address) are then zero, and a
+	 * caller that ignores the return value finds no half-decoded rail. */
+	memset(addr, 0, sizeof(*addr));
+	ret = decode_header(r, addr);
+	if (!ret)
+		ret = decode_rails(r, addr, exact);
+	if (ret)
+		memset(addr, 0, sizeof(*addr));
+	return ret;
+}
+
 int mrail_addr_decode(const void *buf, size_t len, struct mrail_addr *addr,
 		      char *err, size_t err_len)
 {
 	struct addr_reader r = {
 		.buf = buf, .len = len, .err = { .buf = err, .len = err_len },
 	};
+
+	return decode_addr(&r, addr, true);
+}
+
+int mrail_addr_decode_prefix(const void *buf, size_t len, struct mrail_addr *addr,
+			     size_t *consumed, char *err, size_t err_len)
+{
+	struct addr_reader r = {
+		.buf = buf, .len = len, .err = { .buf = err, .len = err_len },
+	};
 	int ret;
 
-	if (!addr || (!buf && len))
-		return codec_refuse(&r.err, "no mrail address to decode");
-
-	/* Untouched fields (past a name or an address) are then zero, and a
-	 * caller that ignores the return value finds no half-decoded rail. */
-	memset(addr, 0, sizeof(*addr));
-	ret = decode_header(&r, addr);
-	if (!ret)
-		ret = decode_rails(&r, addr);
-	if (ret)
-		memset(addr, 0, sizeof(*addr));
+	ret = decode_addr(&r, addr, false);
+	*consumed = ret ? 0 : r.off;
 	return ret;
 }
 

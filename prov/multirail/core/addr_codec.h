@@ -69,6 +69,14 @@ int mrail_addr_decode(const void *buf, size_t len, struct mrail_addr *addr,
 		      char *err, size_t err_len);
 
 /*
+ * Decodes the first of several addresses packed back to back (fi_av_insert
+ * takes count of them in one buffer): as mrail_addr_decode, except that bytes
+ * may follow the address. *consumed is its length (0 on failure).
+ */
+int mrail_addr_decode_prefix(const void *buf, size_t len, struct mrail_addr *addr,
+			     size_t *consumed, char *err, size_t err_len);
+
+/*
  * Whether a peer can talk to us: the same number of rails over the same
  * stacks, in order. A partial peer address is checked on its rail 0 only.
  * Returns 0, or -EINVAL with err naming the first mismatch.

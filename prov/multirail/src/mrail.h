@@ -6,10 +6,12 @@
 
 #include "config.h"
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 
 #include <rdma/fabric.h>
+#include <rdma/fi_domain.h>
 #include <rdma/fi_errno.h>
 #include <rdma/providers/fi_log.h>
 #include <rdma/providers/fi_prov.h>
@@ -87,5 +89,57 @@ int mrail_railset_local_addr(const struct mrail_railset *set, struct mrail_addr 
 
 int mrail_getinfo(uint32_t version, const char *node, const char *service,
 		  uint64_t flags, const struct fi_info *hints, struct fi_info **info);
+
+/* "mr0+mr1" (ports) or "198.18.1.0/24+198.18.2.0/24" (fabrics) of a railset,
+ * the names mrail's offer carries. Caller frees. */
+char *mrail_railset_join_names(const struct mrail_railset *set, bool fabric_names);
+
+/* Fabric: the railset it was opened for and one core fabric per rail. */
+struct mrail_fabric {
+	struct fid_fabric fabric_fid;
+	struct mrail_railset rails;
+	struct fid_fabric *rail_fabrics[MRAIL_MAX_RAILS];
+	char *name;
+};
+
+/* Domain: one core domain per rail. */
+struct mrail_domain {
+	struct fid_domain domain_fid;
+	struct mrail_fabric *fabric;
+	struct fid_domain *rail_domains[MRAIL_MAX_RAILS];
+	struct mrail_addr local_addr;	/* what peers' addresses must match */
+	pthread_mutex_t lock;		/* FI_THREAD_SAFE: guards every object */
+	size_t refs;			/* AVs and other objects open on it */
+};
+
+/* One peer in an AV: its address and where each rail's AV put it. */
+struct mrail_av_peer {
+	bool in_use;
+	struct mrail_addr addr;
+	fi_addr_t rail_fi_addr[MRAIL_MAX_RAILS];
+};
+
+/* AV: one core AV per rail; mrail's fi_addr_t indexes peers. */
+struct mrail_av {
+	struct fid_av av_fid;
+	struct mrail_domain *domain;
+	enum fi_av_type type;
+	struct fid_av *rail_avs[MRAIL_MAX_RAILS];
+	struct mrail_av_peer *peers;
+	size_t peer_count;	/* slots used, including removed ones */
+	size_t peer_cap;
+};
+
+int mrail_no_bind(struct fid *fid, struct fid *bfid, uint64_t flags);
+int mrail_no_control(struct fid *fid, int command, void *arg);
+int mrail_no_ops_open(struct fid *fid, const char *name, uint64_t flags,
+		      void **ops, void *context);
+
+int mrail_fabric_open(struct fi_fabric_attr *attr, struct fid_fabric **fabric,
+		      void *context);
+int mrail_domain_open(struct fid_fabric *fabric, struct fi_info *info,
+		      struct fid_domain **domain, void *context);
+int mrail_av_open(struct fid_domain *domain, struct fi_av_attr *attr,
+		  struct fid_av **av, void *context);
 
 #endif /* MRAIL_H */

@@ -71,8 +71,7 @@ static bool hints_exclude_mrail(const struct fi_info *hints)
 	return false;
 }
 
-/* Rail names joined by '+', e.g. "mr0+mr1", or fabric names of the rails. */
-static char *join_rail_names(const struct mrail_railset *set, bool fabric_names)
+char *mrail_railset_join_names(const struct mrail_railset *set, bool fabric_names)
 {
 	char buf[MRAIL_MAX_RAILS * (MRAIL_ATTACH_MAX + 1) + 1] = "";
 	size_t i, used = 0;
@@ -178,7 +177,7 @@ static int info_from_railset(const struct mrail_railset *set,
 	info->ep_attr->protocol = FI_PROTO_UNSPEC;
 	info->ep_attr->protocol_version = 1;
 
-	info->domain_attr->name = join_rail_names(set, false);
+	info->domain_attr->name = mrail_railset_join_names(set, false);
 	info->domain_attr->threading = FI_THREAD_SAFE;
 	info->domain_attr->control_progress = FI_PROGRESS_AUTO;
 	info->domain_attr->data_progress = FI_PROGRESS_AUTO;
@@ -189,7 +188,7 @@ static int info_from_railset(const struct mrail_railset *set,
 	info->rx_attr->caps = info->caps;
 	info_limit_to_rails(set, info);
 
-	info->fabric_attr->name = join_rail_names(set, true);
+	info->fabric_attr->name = mrail_railset_join_names(set, true);
 	info->fabric_attr->prov_version = MRAIL_PROV_VERSION;
 	info->fabric_attr->api_version = MRAIL_FI_VERSION;
 

@@ -8,15 +8,6 @@ struct mrail_env mrail_env = {
 	.private_core = 1,
 };
 
-static int mrail_fabric_open(struct fi_fabric_attr *attr, struct fid_fabric **fabric,
-			     void *context)
-{
-	MRAIL_WARN(FI_LOG_FABRIC,
-		   "this mrail build lists rails but cannot open a fabric yet; "
-		   "data transfer is not available\n");
-	return -FI_ENOSYS;
-}
-
 /* Nothing global to release: every railset belongs to the call or object
  * that resolved it, and the private libfabric stays loaded until exit
  * (mrail_corelib.c says why). */

@@ -1,0 +1,597 @@
+/*
+ * The mrail wire codec (layout in wire.h).
+ *
+ * Every byte a peer sends is hostile until checked: the decoders read only
+ * within the length they are given, build integers byte by byte (no struct
+ * overlays, no unaligned loads) and accept exactly one encoding of every
+ * message, so that decoding and encoding again gives back the same bytes.
+ * The rules that do not depend on the receiver's limits are shared with the
+ * encoders, which refuse a message every peer would refuse: a bad header is
+ * then a local bug reported at its source, not an error at every receiver.
+ *
+ * On failure the decoded header and RTS are zeroed (op 0 and rail count 0
+ * are invalid, so a caller that ignores the return cannot take them for a
+ * message); a refused ACK status is not written at all.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <string.h>
+
+#include "addr_codec.h"
+#include "mrail_err.h"
+#include "wire.h"
+
+/* Header field offsets. */
+#define HDR_VERSION		0
+#define HDR_OP			1
+#define HDR_FLAGS		2
+#define HDR_RESERVED		3
+#define HDR_PAYLOAD_LEN		4
+#define HDR_SEQ			8
+#define HDR_TAG			16
+#define HDR_CQ_DATA		24
+#define HDR_REQ_ID		32
+
+/* RTS descriptor field offsets. */
+#define RTS_TOTAL_LEN		0
+#define RTS_BASE		8
+#define RTS_RAIL_COUNT		16
+#define RTS_RESERVED		17
+#define RTS_RESERVED_LEN	7
+#define RTS_KEYS		24
+#define RTS_KEY_LEN		8
+
+/* ACK payload field offsets. */
+#define ACK_STATUS		0
+#define ACK_RESERVED		4
+
+/* Errno values stop below 4096: the kernel's MAX_ERRNO, as libfabric's. */
+#define ACK_STATUS_MIN		(-4095)
+
+#define WIRE_ALL_FLAGS	(MRAIL_WIRE_F_TAGGED | MRAIL_WIRE_F_CQ_DATA | \
+			 MRAIL_WIRE_F_ACK_REQ)
+
+/* Where a check explains a refusal; NULL when encoding, as nobody asks. */
+struct wire_err {
+	char *buf;
+	size_t len;
+};
+
+static void wire_explain(const struct wire_err *err, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void wire_explain(const struct wire_err *err, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err) {
+		va_start(ap, fmt);
+		mrail_vwrite_err(err->buf, err->len, fmt, ap);
+		va_end(ap);
+	}
+}
+
+/* Explains, then evaluates to ret: a macro so that static analysers, which
+ * do not follow a variadic call, still see that a refusal is nonzero. */
+#define wire_refuse(err, ret, ...) (wire_explain((err), __VA_ARGS__), (ret))
+
+/* ---- byte order ---- */
+
+static void put_le32(uint8_t *p, uint32_t value)
+{
+	p[0] = (uint8_t) value;
+	p[1] = (uint8_t) (value >> 8);
+	p[2] = (uint8_t) (value >> 16);
+	p[3] = (uint8_t) (value >> 24);
+}
+
+static void put_le64(uint8_t *p, uint64_t value)
+{
+	put_le32(p, (uint32_t) value);
+	put_le32(p + 4, (uint32_t) (value >> 32));
+}
+
+static uint32_t get_le32(const uint8_t *p)
+{
+	return (uint32_t) p[0] | (uint32_t) p[1] << 8 |
+	       (uint32_t) p[2] << 16 | (uint32_t) p[3] << 24;
+}
+
+static uint64_t get_le64(const uint8_t *p)
+{
+	return (uint64_t) get_le32(p) | (uint64_t) get_le32(p + 4) << 32;
+}
+
+/* Two's complement by arithmetic, not by an implementation-defined cast. */
+static int32_t i32_from_bits(uint32_t bits)
+{
+	if (bits <= INT32_MAX)
+		return (int32_t) bits;
+	return -(int32_t) ~bits - 1;
+}
+
+static uint32_t i32_to_bits(int32_t value)
+{
+	if (value >= 0)
+		return (uint32_t) value;
+	return ~(uint32_t) -(value + 1);
+}
+
+/* ---- what each op may carry ---- */
+
+struct wire_op_rules {
+	const char *name;
+	uint8_t flags;		/* flags the op may carry */
+	bool ordered;		/* numbered by seq with the sender's others */
+};
+
+static const struct wire_op_rules wire_ops[] = {
+	[MRAIL_OP_EAGER] = {
+		.name = "EAGER",
+		.flags = MRAIL_WIRE_F_TAGGED | MRAIL_WIRE_F_CQ_DATA |
+			 MRAIL_WIRE_F_ACK_REQ,
+		.ordered = true,
+	},
+	[MRAIL_OP_RTS] = {
+		.name = "RTS",
+		.flags = MRAIL_WIRE_F_TAGGED | MRAIL_WIRE_F_CQ_DATA,
+		.ordered = true,
+	},
+	[MRAIL_OP_ACK] = { .name = "ACK" },
+	[MRAIL_OP_HELLO] = { .name = "HELLO" },
+};
+
+static const struct wire_op_rules *rules_for_op(unsigned op)
+{
+	if (op >= sizeof(wire_ops) / sizeof(wire_ops[0]) || !wire_ops[op].name)
+		return NULL;
+	return &wire_ops[op];
+}
+
+/*
+ * A request id names an operation someone will answer or has answered: an
+ * RTS (its data is read, then acknowledged), an EAGER that asks for an ACK,
+ * and the ACK itself. Anywhere else it would be a field nobody reads.
+ */
+static bool hdr_carries_req_id(const struct mrail_wire_hdr *hdr)
+{
+	switch (hdr->op) {
+	case MRAIL_OP_RTS:
+	case MRAIL_OP_ACK:
+		return true;
+	case MRAIL_OP_EAGER:
+		return hdr->flags & MRAIL_WIRE_F_ACK_REQ;
+	default:
+		return false;
+	}
+}
+
+static int check_op_and_flags(const struct wire_err *err,
+			      const struct mrail_wire_hdr *hdr,
+			      const struct wire_op_rules **rules)
+{
+	unsigned stray;
+
+	*rules = rules_for_op(hdr->op);
+	if (!*rules)
+		return wire_refuse(err, -EINVAL,
+			"unknown op %u (expected %d..%d: EAGER, RTS, ACK or "
+			"HELLO)", hdr->op, MRAIL_OP_EAGER, MRAIL_OP_HELLO);
+	stray = hdr->flags & ~(unsigned) (*rules)->flags;
+	if (stray)
+		return wire_refuse(err, -EINVAL,
+			"flags 0x%02x not allowed for %s (header flags 0x%02x, "
+			"%s allows 0x%02x)", stray, (*rules)->name,
+			hdr->flags, (*rules)->name, (*rules)->flags);
+	return 0;
+}
+
+/* Fields a flag or an op leaves unused must be zero: one encoding only. */
+static int check_unused_fields(const struct wire_err *err,
+			       const struct mrail_wire_hdr *hdr,
+			       const struct wire_op_rules *rules)
+{
+	if (!rules->ordered && hdr->seq)
+		return wire_refuse(err, -EINVAL,
+			"%s carries seq %" PRIu64 ", expected 0 (only EAGER "
+			"and RTS are sequenced)", rules->name, hdr->seq);
+	if (!(hdr->flags & MRAIL_WIRE_F_TAGGED) && hdr->tag)
+		return wire_refuse(err, -EINVAL,
+			"%s carries tag 0x%" PRIx64 " without the TAGGED "
+			"flag, expected 0", rules->name, hdr->tag);
+	if (!(hdr->flags & MRAIL_WIRE_F_CQ_DATA) && hdr->cq_data)
+		return wire_refuse(err, -EINVAL,
+			"%s carries cq_data 0x%" PRIx64 " without the CQ_DATA "
+			"flag, expected 0", rules->name, hdr->cq_data);
+	if (!hdr_carries_req_id(hdr) && hdr->req_id)
+		return wire_refuse(err, -EINVAL,
+			"%s carries req_id %" PRIu64 ", expected 0 (%s)",
+			rules->name, hdr->req_id,
+			hdr->op == MRAIL_OP_EAGER ?
+			"no ACK_REQ flag" : "it answers no request");
+	return 0;
+}
+
+/* Payload lengths an op allows whatever the receiver's configuration. */
+static int check_payload_shape(const struct wire_err *err,
+			       const struct mrail_wire_hdr *hdr)
+{
+	uint32_t len = hdr->payload_len;
+	uint32_t keys;
+
+	switch (hdr->op) {
+	case MRAIL_OP_RTS:
+		keys = len >= MRAIL_WIRE_RTS_FIXED_LEN ?
+		       len - MRAIL_WIRE_RTS_FIXED_LEN : 0;
+		if (len < mrail_wire_rts_len(1) ||
+		    len > mrail_wire_rts_len(MRAIL_MAX_RAILS) ||
+		    keys % RTS_KEY_LEN)
+			return wire_refuse(err, -EINVAL,
+				"RTS payload of %" PRIu32 " bytes is not a "
+				"descriptor: expected %d + %d per rail, for "
+				"1..%d rails", len, MRAIL_WIRE_RTS_FIXED_LEN,
+				RTS_KEY_LEN, MRAIL_MAX_RAILS);
+		return 0;
+	case MRAIL_OP_ACK:
+		if (len != MRAIL_WIRE_ACK_LEN)
+			return wire_refuse(err, -EINVAL,
+				"ACK payload of %" PRIu32 " bytes, expected %d",
+				len, MRAIL_WIRE_ACK_LEN);
+		return 0;
+	case MRAIL_OP_HELLO:
+		if (len < 1 || len > MRAIL_ADDR_MAX_LEN)
+			return wire_refuse(err, -EINVAL,
+				"HELLO payload of %" PRIu32 " bytes, expected "
+				"an mrail address of 1..%d bytes", len,
+				MRAIL_ADDR_MAX_LEN);
+		return 0;
+	default:
+		/* EAGER: any length; only the receiver knows its limit. */
+		return 0;
+	}
+}
+
+/* Every rule that needs no knowledge of the receiver. */
+static int check_hdr_rules(const struct wire_err *err,
+			   const struct mrail_wire_hdr *hdr)
+{
+	const struct wire_op_rules *rules;
+	int ret;
+
+	ret = check_op_and_flags(err, hdr, &rules);
+	if (!ret)
+		ret = check_unused_fields(err, hdr, rules);
+	if (!ret)
+		ret = check_payload_shape(err, hdr);
+	return ret;
+}
+
+/* The receiver's own rail count: a bad one is a local bug, said as such. */
+static int check_local_rail_count(const struct wire_err *err,
+				  const struct mrail_wire_limits *limits)
+{
+	if (limits->rail_count < 1 || limits->rail_count > MRAIL_MAX_RAILS)
+		return wire_refuse(err, -EINVAL,
+			"this endpoint's rail count %u is out of range (1..%d)",
+			limits->rail_count, MRAIL_MAX_RAILS);
+	return 0;
+}
+
+static int check_rts_rail_count(const struct wire_err *err, unsigned count,
+				const struct mrail_wire_limits *limits)
+{
+	if (count != limits->rail_count)
+		return wire_refuse(err, -EINVAL,
+			"RTS carries %u rails, this endpoint has %u",
+			count, limits->rail_count);
+	return 0;
+}
+
+/* Rules that depend on how the receiver is configured. */
+static int check_payload_limits(const struct wire_err *err,
+				const struct mrail_wire_hdr *hdr,
+				const struct mrail_wire_limits *limits)
+{
+	unsigned rails;
+	int ret;
+
+	switch (hdr->op) {
+	case MRAIL_OP_EAGER:
+		if (hdr->payload_len > limits->max_eager)
+			return wire_refuse(err, -EMSGSIZE,
+				"EAGER payload of %" PRIu32 " bytes exceeds "
+				"the eager limit %" PRIu32, hdr->payload_len,
+				limits->max_eager);
+		return 0;
+	case MRAIL_OP_RTS:
+		ret = check_local_rail_count(err, limits);
+		if (ret)
+			return ret;
+		/* check_payload_shape made this a whole number of keys. */
+		rails = (hdr->payload_len - MRAIL_WIRE_RTS_FIXED_LEN) /
+			RTS_KEY_LEN;
+		return check_rts_rail_count(err, rails, limits);
+	default:
+		return 0;
+	}
+}
+
+/* ---- header ---- */
+
+int mrail_wire_hdr_encode(const struct mrail_wire_hdr *hdr, void *buf,
+			  size_t len)
+{
+	uint8_t *p = buf;
+
+	if (!hdr || check_hdr_rules(NULL, hdr))
+		return -EINVAL;
+	if (len < MRAIL_WIRE_HDR_LEN)
+		return -ENOSPC;
+	if (!buf)
+		return -EINVAL;
+
+	p[HDR_VERSION] = MRAIL_WIRE_VERSION;
+	p[HDR_OP] = hdr->op;
+	p[HDR_FLAGS] = hdr->flags;
+	p[HDR_RESERVED] = 0;
+	put_le32(&p[HDR_PAYLOAD_LEN], hdr->payload_len);
+	put_le64(&p[HDR_SEQ], hdr->seq);
+	put_le64(&p[HDR_TAG], hdr->tag);
+	put_le64(&p[HDR_CQ_DATA], hdr->cq_data);
+	put_le64(&p[HDR_REQ_ID], hdr->req_id);
+	return MRAIL_WIRE_HDR_LEN;
+}
+
+/* What can be told before the fields mean anything: is this our header? */
+static int check_hdr_frame(const struct wire_err *err, const uint8_t *p,
+			   size_t len)
+{
+	uint32_t payload_len;
+
+	if (len < MRAIL_WIRE_HDR_LEN)
+		return wire_refuse(err, -EINVAL,
+			"wire message is truncated: %zu bytes, the header "
+			"alone is %d", len, MRAIL_WIRE_HDR_LEN);
+	if (p[HDR_VERSION] != MRAIL_WIRE_VERSION)
+		return wire_refuse(err, -EINVAL,
+			"wire version %u is not supported (expected %d)",
+			p[HDR_VERSION], MRAIL_WIRE_VERSION);
+	if (p[HDR_RESERVED])
+		return wire_refuse(err, -EINVAL,
+			"header reserved byte is 0x%02x, expected 0",
+			p[HDR_RESERVED]);
+	payload_len = get_le32(&p[HDR_PAYLOAD_LEN]);
+	if (payload_len != len - MRAIL_WIRE_HDR_LEN)
+		return wire_refuse(err, -EINVAL,
+			"payload length %" PRIu32 " does not match the %zu "
+			"bytes received after the header", payload_len,
+			len - MRAIL_WIRE_HDR_LEN);
+	return 0;
+}
+
+static void load_hdr(const uint8_t *p, struct mrail_wire_hdr *hdr)
+{
+	hdr->op = p[HDR_OP];
+	hdr->flags = p[HDR_FLAGS];
+	hdr->payload_len = get_le32(&p[HDR_PAYLOAD_LEN]);
+	hdr->seq = get_le64(&p[HDR_SEQ]);
+	hdr->tag = get_le64(&p[HDR_TAG]);
+	hdr->cq_data = get_le64(&p[HDR_CQ_DATA]);
+	hdr->req_id = get_le64(&p[HDR_REQ_ID]);
+}
+
+int mrail_wire_hdr_decode(const void *buf, size_t len,
+			  const struct mrail_wire_limits *limits,
+			  struct mrail_wire_hdr *hdr, char *err, size_t err_len)
+{
+	const struct wire_err werr = { .buf = err, .len = err_len };
+	int ret;
+
+	if (!hdr || !limits || (!buf && len))
+		return wire_refuse(&werr, -EINVAL,
+			"no wire message, limits or header to decode into");
+
+	memset(hdr, 0, sizeof(*hdr));
+	ret = check_hdr_frame(&werr, buf, len);
+	if (ret)
+		return ret;
+	load_hdr(buf, hdr);
+	ret = check_hdr_rules(&werr, hdr);
+	if (!ret)
+		ret = check_payload_limits(&werr, hdr, limits);
+	if (ret)
+		memset(hdr, 0, sizeof(*hdr));
+	return ret;
+}
+
+/* ---- RTS ---- */
+
+size_t mrail_wire_rts_len(uint8_t rail_count)
+{
+	return MRAIL_WIRE_RTS_FIXED_LEN + (size_t) rail_count * RTS_KEY_LEN;
+}
+
+/* The exclusive end, base + total_len, must be an address too. */
+static int check_rts_extent(const struct wire_err *err, uint64_t total_len,
+			    uint64_t base)
+{
+	if (!total_len)
+		return wire_refuse(err, -EINVAL,
+			"RTS total length 0, expected at least 1 byte (an "
+			"empty message goes EAGER)");
+	if (base > UINT64_MAX - total_len)
+		return wire_refuse(err, -EINVAL,
+			"RTS base 0x%" PRIx64 " + total length %" PRIu64
+			" wraps past the end of the address space",
+			base, total_len);
+	return 0;
+}
+
+int mrail_wire_rts_encode(const struct mrail_wire_rts *rts, void *buf,
+			  size_t len)
+{
+	uint8_t *p = buf;
+	size_t need;
+	unsigned i;
+
+	if (!rts || rts->rail_count < 1 || rts->rail_count > MRAIL_MAX_RAILS ||
+	    check_rts_extent(NULL, rts->total_len, rts->base))
+		return -EINVAL;
+	need = mrail_wire_rts_len(rts->rail_count);
+	if (len < need)
+		return -ENOSPC;
+	if (!buf)
+		return -EINVAL;
+
+	put_le64(&p[RTS_TOTAL_LEN], rts->total_len);
+	put_le64(&p[RTS_BASE], rts->base);
+	p[RTS_RAIL_COUNT] = rts->rail_count;
+	memset(&p[RTS_RESERVED], 0, RTS_RESERVED_LEN);
+	for (i = 0; i < rts->rail_count; i++)
+		put_le64(&p[RTS_KEYS + i * RTS_KEY_LEN], rts->keys[i]);
+	return (int) need;
+}
+
+/* Length and rail count: after this, every field lies within len. */
+static int check_rts_frame(const struct wire_err *err, const uint8_t *p,
+			   size_t len, const struct mrail_wire_limits *limits)
+{
+	unsigned count;
+	int ret;
+
+	ret = check_local_rail_count(err, limits);
+	if (ret)
+		return ret;
+	if (len < MRAIL_WIRE_RTS_FIXED_LEN)
+		return wire_refuse(err, -EINVAL,
+			"RTS payload is truncated: %zu bytes, the fixed part "
+			"alone is %d", len, MRAIL_WIRE_RTS_FIXED_LEN);
+	count = p[RTS_RAIL_COUNT];
+	ret = check_rts_rail_count(err, count, limits);
+	if (ret)
+		return ret;
+	if (len != mrail_wire_rts_len((uint8_t) count))
+		return wire_refuse(err, -EINVAL,
+			"RTS payload of %zu bytes does not match its %u rails "
+			"(expected %zu bytes)", len, count,
+			mrail_wire_rts_len((uint8_t) count));
+	return 0;
+}
+
+static int check_rts_reserved(const struct wire_err *err, const uint8_t *p)
+{
+	unsigned i;
+
+	for (i = 0; i < RTS_RESERVED_LEN; i++) {
+		if (p[RTS_RESERVED + i])
+			return wire_refuse(err, -EINVAL,
+				"RTS reserved byte %u is 0x%02x, expected 0",
+				RTS_RESERVED + i, p[RTS_RESERVED + i]);
+	}
+	return 0;
+}
+
+static int check_rts_total_len(const struct wire_err *err, uint64_t total_len,
+			       const struct mrail_wire_limits *limits)
+{
+	if (total_len > limits->max_msg)
+		return wire_refuse(err, -EINVAL,
+			"RTS total length %" PRIu64 " exceeds the message "
+			"size limit %" PRIu64, total_len, limits->max_msg);
+	return 0;
+}
+
+int mrail_wire_rts_decode(const void *payload, size_t len,
+			  const struct mrail_wire_limits *limits,
+			  struct mrail_wire_rts *rts, char *err, size_t err_len)
+{
+	const struct wire_err werr = { .buf = err, .len = err_len };
+	const uint8_t *p = payload;
+	unsigned i;
+	int ret;
+
+	if (!rts || !limits || (!payload && len))
+		return wire_refuse(&werr, -EINVAL,
+			"no RTS payload, limits or descriptor to decode into");
+
+	memset(rts, 0, sizeof(*rts));
+	ret = check_rts_frame(&werr, p, len, limits);
+	if (!ret)
+		ret = check_rts_reserved(&werr, p);
+	if (ret)
+		return ret;
+
+	rts->total_len = get_le64(&p[RTS_TOTAL_LEN]);
+	rts->base = get_le64(&p[RTS_BASE]);
+	ret = check_rts_extent(&werr, rts->total_len, rts->base);
+	if (!ret)
+		ret = check_rts_total_len(&werr, rts->total_len, limits);
+	if (ret) {
+		memset(rts, 0, sizeof(*rts));
+		return ret;
+	}
+
+	rts->rail_count = p[RTS_RAIL_COUNT];
+	for (i = 0; i < rts->rail_count; i++)
+		rts->keys[i] = get_le64(&p[RTS_KEYS + i * RTS_KEY_LEN]);
+	return 0;
+}
+
+/* ---- ACK ---- */
+
+static int check_ack_status(const struct wire_err *err, int32_t status)
+{
+	if (status > 0 || status < ACK_STATUS_MIN)
+		return wire_refuse(err, -EINVAL,
+			"ACK status %" PRId32 ", expected 0 or a negative "
+			"errno (%d..0)", status, ACK_STATUS_MIN);
+	return 0;
+}
+
+int mrail_wire_ack_encode(int32_t status, void *buf, size_t len)
+{
+	uint8_t *p = buf;
+
+	if (check_ack_status(NULL, status))
+		return -EINVAL;
+	if (len < MRAIL_WIRE_ACK_LEN)
+		return -ENOSPC;
+	if (!buf)
+		return -EINVAL;
+
+	put_le32(&p[ACK_STATUS], i32_to_bits(status));
+	put_le32(&p[ACK_RESERVED], 0);
+	return MRAIL_WIRE_ACK_LEN;
+}
+
+int mrail_wire_ack_decode(const void *payload, size_t len, int32_t *status,
+			  char *err, size_t err_len)
+{
+	const struct wire_err werr = { .buf = err, .len = err_len };
+	const uint8_t *p = payload;
+	uint32_t reserved;
+	int32_t value;
+	int ret;
+
+	if (!status || (!payload && len))
+		return wire_refuse(&werr, -EINVAL,
+			"no ACK payload or status to decode into");
+	if (len != MRAIL_WIRE_ACK_LEN)
+		return wire_refuse(&werr, -EINVAL,
+			"ACK payload of %zu bytes, expected %d", len,
+			MRAIL_WIRE_ACK_LEN);
+
+	reserved = get_le32(&p[ACK_RESERVED]);
+	if (reserved)
+		return wire_refuse(&werr, -EINVAL,
+			"ACK reserved field is 0x%08" PRIx32 ", expected 0",
+			reserved);
+	value = i32_from_bits(get_le32(&p[ACK_STATUS]));
+	ret = check_ack_status(&werr, value);
+	if (ret)
+		return ret;
+	*status = value;
+	return 0;
+}

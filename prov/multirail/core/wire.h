@@ -1,0 +1,122 @@
+/*
+ * The mrail wire protocol: what one mrail endpoint sends another over a rail.
+ * Every rail message carries exactly one mrail message: a fixed header, then
+ * a payload whose meaning depends on the operation. Everything decoded here
+ * comes from the network and is validated completely before use.
+ *
+ * Header (MRAIL_WIRE_HDR_LEN bytes, integers little-endian):
+ *   0  u8   version (MRAIL_WIRE_VERSION)
+ *   1  u8   op (enum mrail_wire_op)
+ *   2  u8   flags (MRAIL_WIRE_F_*)
+ *   3  u8   reserved, zero
+ *   4  u32  payload length: exactly the bytes that follow the header
+ *   8  u64  seq: per sender->receiver order of EAGER and RTS messages
+ *  16  u64  tag (TAGGED only, else zero)
+ *  24  u64  remote CQ data (CQ_DATA only, else zero)
+ *  32  u64  request id: the sender's operation (EAGER with ACK_REQ, RTS) or
+ *           the operation an ACK answers
+ *
+ * Payloads:
+ *   EAGER  the message data, at most the receiver's eager limit
+ *   RTS    rendezvous descriptor (below); the receiver reads the data
+ *   ACK    i32 status (0 or a negative errno), u32 reserved zero
+ *   HELLO  the sender's full mrail address (addr_codec.h)
+ *
+ * RTS descriptor:
+ *   0  u64  total length of the message
+ *   8  u64  base: remote address of the data (as fi_read takes it)
+ *  16  u8   rail count, must equal the receiver's
+ *  17  u8[7] reserved, zero
+ *  24  u64  per rail: the MR key of the data on that rail
+ */
+#ifndef MRAIL_WIRE_H
+#define MRAIL_WIRE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mrail_limits.h"
+
+#define MRAIL_WIRE_VERSION 1
+#define MRAIL_WIRE_HDR_LEN 40
+#define MRAIL_WIRE_RTS_FIXED_LEN 24
+#define MRAIL_WIRE_ACK_LEN 8
+
+enum mrail_wire_op {
+	MRAIL_OP_EAGER = 1,	/* a whole message inline */
+	MRAIL_OP_RTS = 2,	/* rendezvous: here is where to read the message */
+	MRAIL_OP_ACK = 3,	/* the receiver is done with request id */
+	MRAIL_OP_HELLO = 4,	/* first contact: the sender's full address */
+};
+
+#define MRAIL_WIRE_F_TAGGED	0x01	/* EAGER, RTS: tag is meaningful */
+#define MRAIL_WIRE_F_CQ_DATA	0x02	/* EAGER, RTS: cq_data is meaningful */
+#define MRAIL_WIRE_F_ACK_REQ	0x04	/* EAGER: answer with ACK when delivered */
+
+struct mrail_wire_hdr {
+	uint8_t op;
+	uint8_t flags;
+	uint32_t payload_len;
+	uint64_t seq;
+	uint64_t tag;
+	uint64_t cq_data;
+	uint64_t req_id;
+};
+
+struct mrail_wire_rts {
+	uint64_t total_len;
+	uint64_t base;
+	uint8_t rail_count;
+	uint64_t keys[MRAIL_MAX_RAILS];
+};
+
+/* Limits the receiver holds a peer to, from its own configuration. */
+struct mrail_wire_limits {
+	uint32_t max_eager;	/* largest EAGER payload accepted */
+	uint64_t max_msg;	/* largest message (RTS total length) */
+	uint8_t rail_count;	/* the receiver's rails; RTS must match */
+};
+
+/*
+ * Writes hdr into buf. Returns MRAIL_WIRE_HDR_LEN, -ENOSPC when len is too
+ * small, or -EINVAL when hdr breaks a rule the decoder enforces (unknown op,
+ * flags not allowed for the op, nonzero tag/cq_data without their flag).
+ */
+int mrail_wire_hdr_encode(const struct mrail_wire_hdr *hdr, void *buf, size_t len);
+
+/*
+ * Validates one received rail message of len bytes (header and payload) and
+ * decodes its header. Checks version, op, flags allowed for the op, reserved
+ * bytes, that payload_len equals len - MRAIL_WIRE_HDR_LEN, that fields
+ * without their flag are zero, and the payload length each op allows
+ * (EAGER <= limits->max_eager, ACK == MRAIL_WIRE_ACK_LEN, RTS ==
+ * fixed part + 8 * limits->rail_count, HELLO 1..MRAIL_ADDR_MAX_LEN).
+ * Returns 0, or -EINVAL (-EMSGSIZE for an EAGER over the limit) with err
+ * naming the field, its value and what was expected.
+ */
+int mrail_wire_hdr_decode(const void *buf, size_t len,
+			  const struct mrail_wire_limits *limits,
+			  struct mrail_wire_hdr *hdr, char *err, size_t err_len);
+
+/* Length of an RTS payload for rail_count rails. */
+size_t mrail_wire_rts_len(uint8_t rail_count);
+
+/* Returns bytes written, -ENOSPC, or -EINVAL (rail count 0 or too many). */
+int mrail_wire_rts_encode(const struct mrail_wire_rts *rts, void *buf, size_t len);
+
+/*
+ * Decodes an RTS payload already sized by mrail_wire_hdr_decode: rail count
+ * must equal limits->rail_count, total length 1..limits->max_msg, base +
+ * total length must not wrap, reserved bytes zero. Returns 0 or -EINVAL.
+ */
+int mrail_wire_rts_decode(const void *payload, size_t len,
+			  const struct mrail_wire_limits *limits,
+			  struct mrail_wire_rts *rts, char *err, size_t err_len);
+
+int mrail_wire_ack_encode(int32_t status, void *buf, size_t len);
+
+/* status must be 0 or a negative errno above -4096. */
+int mrail_wire_ack_decode(const void *payload, size_t len, int32_t *status,
+			  char *err, size_t err_len);
+
+#endif /* MRAIL_WIRE_H */

@@ -1,0 +1,369 @@
+/*
+ * Address vector: a peer's mrail address names one core address per rail;
+ * inserting it inserts each into that rail's core AV. mrail's fi_addr_t
+ * indexes its own peer table (for FI_AV_MAP as well, which lets a provider
+ * choose the values), and each peer remembers its fi_addr_t on every rail.
+ *
+ * Peer addresses are untrusted bytes: they are decoded and checked against
+ * this host's rails before any core AV sees them.
+ */
+#include "mrail.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MRAIL_AV_INSERT_FLAGS (FI_MORE | FI_SYNC_ERR)
+
+static struct mrail_av_peer *av_peer(struct mrail_av *av, fi_addr_t fi_addr)
+{
+	if (fi_addr >= av->peer_count || !av->peers[fi_addr].in_use)
+		return NULL;
+	return &av->peers[fi_addr];
+}
+
+static int av_reserve_peer(struct mrail_av *av)
+{
+	struct mrail_av_peer *grown;
+	size_t cap;
+
+	if (av->peer_count < av->peer_cap)
+		return 0;
+	cap = av->peer_cap ? av->peer_cap * 2 : 64;
+	grown = realloc(av->peers, cap * sizeof(*grown));
+	if (!grown)
+		return -FI_ENOMEM;
+	memset(grown + av->peer_cap, 0, (cap - av->peer_cap) * sizeof(*grown));
+	av->peers = grown;
+	av->peer_cap = cap;
+	return 0;
+}
+
+static void av_remove_from_rails(struct mrail_av *av, struct mrail_av_peer *peer,
+				 size_t rails)
+{
+	size_t i;
+	int ret;
+
+	for (i = 0; i < rails; i++) {
+		ret = fi_av_remove(av->rail_avs[i], &peer->rail_fi_addr[i], 1, 0);
+		if (ret)
+			MRAIL_WARN(FI_LOG_AV, "rail %zu: cannot remove a peer from "
+				   "its AV: %s\n", i + 1, fi_strerror(-ret));
+	}
+}
+
+/* Inserts one decoded, compatible peer into every rail's AV. */
+static int av_insert_peer(struct mrail_av *av, const struct mrail_addr *addr,
+			  fi_addr_t *fi_addr)
+{
+	struct mrail_av_peer *peer;
+	size_t i;
+	int ret;
+
+	ret = av_reserve_peer(av);
+	if (ret)
+		return ret;
+	peer = &av->peers[av->peer_count];
+	for (i = 0; i < addr->rail_count; i++) {
+		ret = fi_av_insert(av->rail_avs[i], addr->rails[i].bytes, 1,
+				   &peer->rail_fi_addr[i], 0, NULL);
+		if (ret != 1) {
+			MRAIL_WARN(FI_LOG_AV, "rail %zu (%s): its AV refused the "
+				   "peer's address: %s\n", i + 1,
+				   addr->rails[i].stack,
+				   ret < 0 ? fi_strerror(-ret) : "not inserted");
+			av_remove_from_rails(av, peer, i);
+			return ret < 0 ? ret : -FI_EINVAL;
+		}
+	}
+	peer->addr = *addr;
+	peer->in_use = true;
+	*fi_addr = av->peer_count++;
+	return 0;
+}
+
+/* Decodes the next packed address; *used says how far the next one starts. */
+static int av_decode_peer(struct mrail_av *av, const uint8_t *buf, size_t len,
+			  size_t index, struct mrail_addr *addr, size_t *used)
+{
+	char err[MRAIL_ERR_MAX];
+
+	if (mrail_addr_decode_prefix(buf, len, addr, used, err, sizeof(err))) {
+		MRAIL_WARN(FI_LOG_AV, "fi_av_insert: address %zu is not a valid "
+			   "mrail address: %s\n", index, err);
+		return -FI_EINVAL;
+	}
+	if (addr->flags & MRAIL_ADDR_FLAG_PARTIAL) {
+		MRAIL_WARN(FI_LOG_AV, "fi_av_insert: address %zu names only its "
+			   "first rail; insert the address fi_getname returns\n",
+			   index);
+		return -FI_EINVAL;
+	}
+	if (mrail_addr_check_compatible(&av->domain->local_addr, addr, err,
+					sizeof(err))) {
+		MRAIL_WARN(FI_LOG_AV, "fi_av_insert: address %zu cannot reach "
+			   "this endpoint's rails: %s\n", index, err);
+		return -FI_EINVAL;
+	}
+	return 0;
+}
+
+static int mrail_av_insert(struct fid_av *av_fid, const void *addr, size_t count,
+			   fi_addr_t *fi_addr, uint64_t flags, void *context)
+{
+	struct mrail_av *av = container_of(av_fid, struct mrail_av, av_fid);
+	const uint8_t *next = addr;
+	struct mrail_addr peer;
+	int *errors = (flags & FI_SYNC_ERR) ? context : NULL;
+	size_t i, used = 0;
+	int inserted = 0, ret = 0;
+
+	if (flags & ~MRAIL_AV_INSERT_FLAGS)
+		return -FI_EBADFLAGS;
+	if (count && !addr)
+		return -FI_EINVAL;
+
+	pthread_mutex_lock(&av->domain->lock);
+	for (i = 0; i < count; i++) {
+		fi_addr_t out = FI_ADDR_NOTAVAIL;
+
+		/* fi_av_insert passes no buffer length: each address says
+		 * its own, and decoding reads no further than that. After a
+		 * malformed address nothing tells where the next one starts,
+		 * so the rest fail with it. */
+		if (!ret) {
+			ret = av_decode_peer(av, next, MRAIL_ADDR_MAX_LEN, i, &peer,
+					     &used);
+			if (!ret)
+				ret = av_insert_peer(av, &peer, &out);
+			if (!ret) {
+				next += used;
+				inserted++;
+			}
+		}
+		if (fi_addr)
+			fi_addr[i] = out;
+		if (errors)
+			errors[i] = ret;
+	}
+	pthread_mutex_unlock(&av->domain->lock);
+	return inserted;
+}
+
+static int mrail_av_remove(struct fid_av *av_fid, fi_addr_t *fi_addr, size_t count,
+			   uint64_t flags)
+{
+	struct mrail_av *av = container_of(av_fid, struct mrail_av, av_fid);
+	struct mrail_av_peer *peer;
+	int ret = 0;
+	size_t i;
+
+	if (flags)
+		return -FI_EBADFLAGS;
+	pthread_mutex_lock(&av->domain->lock);
+	for (i = 0; i < count; i++) {
+		peer = av_peer(av, fi_addr[i]);
+		if (!peer) {
+			ret = -FI_EINVAL;
+			continue;
+		}
+		av_remove_from_rails(av, peer, peer->addr.rail_count);
+		memset(peer, 0, sizeof(*peer));
+	}
+	pthread_mutex_unlock(&av->domain->lock);
+	return ret;
+}
+
+static int mrail_av_lookup(struct fid_av *av_fid, fi_addr_t fi_addr, void *addr,
+			   size_t *addrlen)
+{
+	struct mrail_av *av = container_of(av_fid, struct mrail_av, av_fid);
+	uint8_t encoded[MRAIL_ADDR_MAX_LEN];
+	struct mrail_av_peer *peer;
+	ssize_t len;
+	int ret = 0;
+
+	pthread_mutex_lock(&av->domain->lock);
+	peer = av_peer(av, fi_addr);
+	if (!peer) {
+		ret = -FI_EINVAL;
+		goto out;
+	}
+	len = mrail_addr_encode(&peer->addr, encoded, sizeof(encoded));
+	if (len < 0) {
+		ret = -FI_EINVAL;
+		goto out;
+	}
+	/* As fi_av(3) says: truncate, and report the size needed. */
+	memcpy(addr, encoded, *addrlen < (size_t) len ? *addrlen : (size_t) len);
+	*addrlen = (size_t) len;
+out:
+	pthread_mutex_unlock(&av->domain->lock);
+	return ret;
+}
+
+/* One rail's core address as text: "198.18.1.2:4711", "[fe80::1]:4711", or
+ * hex bytes for formats mrail does not know. */
+static int format_rail_addr(const struct mrail_rail_addr *rail, char *buf, size_t len)
+{
+	char ip[INET6_ADDRSTRLEN];
+	size_t used = 0;
+	uint16_t i;
+
+	if (rail->format == FI_SOCKADDR_IN && rail->len >= sizeof(struct sockaddr_in)) {
+		struct sockaddr_in sin;
+
+		memcpy(&sin, rail->bytes, sizeof(sin));
+		inet_ntop(AF_INET, &sin.sin_addr, ip, sizeof(ip));
+		return snprintf(buf, len, "%s:%u", ip, ntohs(sin.sin_port));
+	}
+	if (rail->format == FI_SOCKADDR_IN6 && rail->len >= sizeof(struct sockaddr_in6)) {
+		struct sockaddr_in6 sin6;
+
+		memcpy(&sin6, rail->bytes, sizeof(sin6));
+		inet_ntop(AF_INET6, &sin6.sin6_addr, ip, sizeof(ip));
+		return snprintf(buf, len, "[%s]:%u", ip, ntohs(sin6.sin6_port));
+	}
+	for (i = 0; i < rail->len; i++)
+		used += (size_t) snprintf(buf + used, used < len ? len - used : 0,
+					  "%02x", rail->bytes[i]);
+	return (int) used;
+}
+
+static const char *mrail_av_straddr(struct fid_av *av_fid, const void *addr,
+				    char *buf, size_t *len)
+{
+	char text[MRAIL_MAX_RAILS * (MRAIL_STACK_NAME_MAX + 2 * MRAIL_RAIL_ADDR_MAX + 2) + 16];
+	char rail_text[2 * MRAIL_RAIL_ADDR_MAX + 1];
+	struct mrail_addr decoded;
+	size_t used, i, addr_len;
+
+	/* No length here either: the address's own framing bounds the read. */
+	if (mrail_addr_decode_prefix(addr, MRAIL_ADDR_MAX_LEN, &decoded, &addr_len,
+				     NULL, 0)) {
+		used = (size_t) snprintf(text, sizeof(text), "fi_addr_mrail://(invalid)");
+	} else {
+		used = (size_t) snprintf(text, sizeof(text), "fi_addr_mrail://");
+		for (i = 0; i < decoded.rail_count; i++) {
+			format_rail_addr(&decoded.rails[i], rail_text, sizeof(rail_text));
+			used += (size_t) snprintf(text + used, sizeof(text) - used,
+						  "%s%s/%s", i ? "+" : "",
+						  decoded.rails[i].stack, rail_text);
+		}
+	}
+	if (*len)
+		snprintf(buf, *len, "%s", text);
+	*len = used + 1;
+	return buf;
+}
+
+static int mrail_av_no_insertsvc(struct fid_av *av, const char *node,
+				 const char *service, fi_addr_t *fi_addr,
+				 uint64_t flags, void *context)
+{
+	return -FI_ENOSYS;
+}
+
+static int mrail_av_no_insertsym(struct fid_av *av, const char *node,
+				 size_t nodecnt, const char *service,
+				 size_t svccnt, fi_addr_t *fi_addr,
+				 uint64_t flags, void *context)
+{
+	return -FI_ENOSYS;
+}
+
+static void av_close_rails(struct mrail_av *av)
+{
+	size_t i;
+
+	for (i = 0; i < av->domain->fabric->rails.count; i++) {
+		if (av->rail_avs[i])
+			fi_close(&av->rail_avs[i]->fid);
+		av->rail_avs[i] = NULL;
+	}
+}
+
+static int mrail_av_close(struct fid *fid)
+{
+	struct mrail_av *av = container_of(fid, struct mrail_av, av_fid.fid);
+
+	av_close_rails(av);
+	pthread_mutex_lock(&av->domain->lock);
+	av->domain->refs--;
+	pthread_mutex_unlock(&av->domain->lock);
+	free(av->peers);
+	free(av);
+	return 0;
+}
+
+static struct fi_ops mrail_av_fi_ops;
+static struct fi_ops_av mrail_av_ops;
+
+int mrail_av_open(struct fid_domain *domain_fid, struct fi_av_attr *attr,
+		  struct fid_av **av_fid, void *context)
+{
+	struct mrail_domain *domain =
+		container_of(domain_fid, struct mrail_domain, domain_fid);
+	struct fi_av_attr rail_attr = { .type = FI_AV_TABLE };
+	struct mrail_av *av;
+	size_t i;
+	int ret;
+
+	if (attr->type != FI_AV_UNSPEC && attr->type != FI_AV_TABLE &&
+	    attr->type != FI_AV_MAP)
+		return -FI_EINVAL;
+	if (attr->name || attr->rx_ctx_bits || (attr->flags & FI_EVENT)) {
+		MRAIL_WARN(FI_LOG_AV, "mrail AVs are not shared, have no receive "
+			   "contexts and report no events\n");
+		return -FI_ENOSYS;
+	}
+
+	av = calloc(1, sizeof(*av));
+	if (!av)
+		return -FI_ENOMEM;
+	av->domain = domain;
+	av->type = attr->type == FI_AV_UNSPEC ? FI_AV_TABLE : attr->type;
+	rail_attr.count = attr->count;
+	for (i = 0; i < domain->fabric->rails.count; i++) {
+		ret = fi_av_open(domain->rail_domains[i], &rail_attr,
+				 &av->rail_avs[i], NULL);
+		if (ret) {
+			MRAIL_WARN(FI_LOG_AV, "rail %zu: cannot open its AV: %s\n",
+				   i + 1, fi_strerror(-ret));
+			av_close_rails(av);
+			free(av);
+			return ret;
+		}
+	}
+
+	pthread_mutex_lock(&domain->lock);
+	domain->refs++;
+	pthread_mutex_unlock(&domain->lock);
+	av->av_fid.fid.fclass = FI_CLASS_AV;
+	av->av_fid.fid.context = context;
+	av->av_fid.fid.ops = &mrail_av_fi_ops;
+	av->av_fid.ops = &mrail_av_ops;
+	*av_fid = &av->av_fid;
+	return 0;
+}
+
+static struct fi_ops mrail_av_fi_ops = {
+	.size = sizeof(struct fi_ops),
+	.close = mrail_av_close,
+	.bind = mrail_no_bind,
+	.control = mrail_no_control,
+	.ops_open = mrail_no_ops_open,
+};
+
+static struct fi_ops_av mrail_av_ops = {
+	.size = sizeof(struct fi_ops_av),
+	.insert = mrail_av_insert,
+	.insertsvc = mrail_av_no_insertsvc,
+	.insertsym = mrail_av_no_insertsym,
+	.remove = mrail_av_remove,
+	.lookup = mrail_av_lookup,
+	.straddr = mrail_av_straddr,
+};

@@ -1,0 +1,130 @@
+/*
+ * Fabric: opens the core fabric of every rail.
+ *
+ * fi_fabric receives only the fabric attributes of mrail's offer, so the
+ * rails are resolved again here, from the same FI_MRAIL_RAILS (or
+ * discovery); the fabric name proves it is the same set.
+ */
+#include "mrail.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static void fabric_close_rails(struct mrail_fabric *fabric)
+{
+	size_t i;
+
+	for (i = 0; i < fabric->rails.count; i++) {
+		if (fabric->rail_fabrics[i])
+			fi_close(&fabric->rail_fabrics[i]->fid);
+		fabric->rail_fabrics[i] = NULL;
+	}
+}
+
+static void fabric_free(struct mrail_fabric *fabric)
+{
+	fabric_close_rails(fabric);
+	mrail_railset_release(&fabric->rails);
+	free(fabric->name);
+	free(fabric);
+}
+
+static int mrail_fabric_close(struct fid *fid)
+{
+	fabric_free(container_of(fid, struct mrail_fabric, fabric_fid.fid));
+	return 0;
+}
+
+static struct fi_ops mrail_fabric_fi_ops;
+static struct fi_ops_fabric mrail_fabric_ops;
+
+int mrail_fabric_open(struct fi_fabric_attr *attr, struct fid_fabric **fabric_fid,
+		      void *context)
+{
+	struct mrail_fabric *fabric;
+	size_t i;
+	int ret;
+
+	fabric = calloc(1, sizeof(*fabric));
+	if (!fabric)
+		return -FI_ENOMEM;
+	ret = mrail_railset_resolve(MRAIL_FI_VERSION, NULL, 0, &fabric->rails);
+	if (ret)
+		goto err;
+	fabric->name = mrail_railset_join_names(&fabric->rails, true);
+	if (!fabric->name) {
+		ret = -FI_ENOMEM;
+		goto err;
+	}
+	if (attr->name && strcmp(attr->name, fabric->name)) {
+		MRAIL_WARN(FI_LOG_FABRIC, "fabric \"%s\" is not the one mrail's "
+			   "rails form now (\"%s\"): did FI_MRAIL_RAILS change "
+			   "after fi_getinfo?\n", attr->name, fabric->name);
+		ret = -FI_ENODATA;
+		goto err;
+	}
+
+	for (i = 0; i < fabric->rails.count; i++) {
+		ret = fabric->rails.lib->fabric(fabric->rails.rails[i].info->fabric_attr,
+						&fabric->rail_fabrics[i], NULL);
+		if (ret) {
+			MRAIL_WARN(FI_LOG_FABRIC, "rail %zu (%s@%s): cannot open its "
+				   "fabric: %s\n", i + 1,
+				   fabric->rails.rails[i].spec.stack,
+				   fabric->rails.rails[i].port, fi_strerror(-ret));
+			goto err;
+		}
+	}
+
+	fabric->fabric_fid.fid.fclass = FI_CLASS_FABRIC;
+	fabric->fabric_fid.fid.context = context;
+	fabric->fabric_fid.fid.ops = &mrail_fabric_fi_ops;
+	fabric->fabric_fid.ops = &mrail_fabric_ops;
+	fabric->fabric_fid.api_version = attr->api_version;
+	*fabric_fid = &fabric->fabric_fid;
+	return 0;
+err:
+	fabric_free(fabric);
+	return ret;
+}
+
+static int mrail_fabric_no_pep(struct fid_fabric *fabric, struct fi_info *info,
+			       struct fid_pep **pep, void *context)
+{
+	return -FI_ENOSYS;
+}
+
+static int mrail_fabric_no_eq(struct fid_fabric *fabric, struct fi_eq_attr *attr,
+			      struct fid_eq **eq, void *context)
+{
+	return -FI_ENOSYS;
+}
+
+static int mrail_fabric_no_wait(struct fid_fabric *fabric, struct fi_wait_attr *attr,
+				struct fid_wait **waitset)
+{
+	return -FI_ENOSYS;
+}
+
+static int mrail_fabric_no_trywait(struct fid_fabric *fabric, struct fid **fids,
+				   int count)
+{
+	return -FI_ENOSYS;
+}
+
+static struct fi_ops mrail_fabric_fi_ops = {
+	.size = sizeof(struct fi_ops),
+	.close = mrail_fabric_close,
+	.bind = mrail_no_bind,
+	.control = mrail_no_control,
+	.ops_open = mrail_no_ops_open,
+};
+
+static struct fi_ops_fabric mrail_fabric_ops = {
+	.size = sizeof(struct fi_ops_fabric),
+	.domain = mrail_domain_open,
+	.passive_ep = mrail_fabric_no_pep,
+	.eq_open = mrail_fabric_no_eq,
+	.wait_open = mrail_fabric_no_wait,
+	.trywait = mrail_fabric_no_trywait,
+};
