@@ -836,17 +836,20 @@ Test(wire_payload, hello_min_and_max_length)
 {
 	struct mrail_wire_hdr hdr;
 	struct test_msg m;
+	char want[96];
 
 	raw_valid_msg(&m, MRAIL_OP_HELLO, 0, 1);
 	assert_msg_accepted(&m, &test_limits, &hdr);
 	raw_valid_msg(&m, MRAIL_OP_HELLO, 0, MRAIL_ADDR_MAX_LEN);
 	assert_msg_accepted(&m, &test_limits, &hdr);
+	snprintf(want, sizeof(want), "HELLO payload of 0 bytes, expected an "
+		 "mrail address of 1..%d bytes", MRAIL_ADDR_MAX_LEN);
 	assert_payload_len_refused(MRAIL_OP_HELLO, 0, &test_limits, -EINVAL,
-				   "HELLO payload of 0 bytes, expected an "
-				   "mrail address of 1..1592 bytes");
+				   want);
+	snprintf(want, sizeof(want), "HELLO payload of %d bytes",
+		 MRAIL_ADDR_MAX_LEN + 1);
 	assert_payload_len_refused(MRAIL_OP_HELLO, MRAIL_ADDR_MAX_LEN + 1,
-				   &test_limits, -EINVAL,
-				   "HELLO payload of 1593 bytes");
+				   &test_limits, -EINVAL, want);
 }
 
 Test(wire_payload, rts_length_is_a_whole_descriptor)

@@ -50,9 +50,6 @@
 /* Errno values stop below 4096: the kernel's MAX_ERRNO, as libfabric's. */
 #define ACK_STATUS_MIN		(-4095)
 
-#define WIRE_ALL_FLAGS	(MRAIL_WIRE_F_TAGGED | MRAIL_WIRE_F_CQ_DATA | \
-			 MRAIL_WIRE_F_ACK_REQ)
-
 /* Where a check explains a refusal; NULL when encoding, as nobody asks. */
 struct wire_err {
 	char *buf;
@@ -219,15 +216,15 @@ static int check_payload_shape(const struct wire_err *err,
 			       const struct mrail_wire_hdr *hdr)
 {
 	uint32_t len = hdr->payload_len;
-	uint32_t keys;
+	uint32_t key_bytes;
 
 	switch (hdr->op) {
 	case MRAIL_OP_RTS:
-		keys = len >= MRAIL_WIRE_RTS_FIXED_LEN ?
+		key_bytes = len >= MRAIL_WIRE_RTS_FIXED_LEN ?
 		       len - MRAIL_WIRE_RTS_FIXED_LEN : 0;
 		if (len < mrail_wire_rts_len(1) ||
 		    len > mrail_wire_rts_len(MRAIL_MAX_RAILS) ||
-		    keys % RTS_KEY_LEN)
+		    key_bytes % RTS_KEY_LEN)
 			return wire_refuse(err, -EINVAL,
 				"RTS payload of %" PRIu32 " bytes is not a "
 				"descriptor: expected %d + %d per rail, for "

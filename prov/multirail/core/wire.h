@@ -79,8 +79,12 @@ struct mrail_wire_limits {
 
 /*
  * Writes hdr into buf. Returns MRAIL_WIRE_HDR_LEN, -ENOSPC when len is too
- * small, or -EINVAL when hdr breaks a rule the decoder enforces (unknown op,
- * flags not allowed for the op, nonzero tag/cq_data without their flag).
+ * small, or -EINVAL when hdr breaks a rule the decoder enforces: unknown op,
+ * flags not allowed for the op, nonzero tag/cq_data without their flag,
+ * nonzero seq on ACK/HELLO, nonzero req_id on HELLO or on EAGER without
+ * ACK_REQ, a payload length the op does not allow (ACK != 8, HELLO outside
+ * 1..MRAIL_ADDR_MAX_LEN, RTS != 24 + 8 * n for n in 1..MRAIL_MAX_RAILS).
+ * The eager limit is not checked: only the receiver knows it.
  */
 int mrail_wire_hdr_encode(const struct mrail_wire_hdr *hdr, void *buf, size_t len);
 
@@ -88,7 +92,8 @@ int mrail_wire_hdr_encode(const struct mrail_wire_hdr *hdr, void *buf, size_t le
  * Validates one received rail message of len bytes (header and payload) and
  * decodes its header. Checks version, op, flags allowed for the op, reserved
  * bytes, that payload_len equals len - MRAIL_WIRE_HDR_LEN, that fields
- * without their flag are zero, and the payload length each op allows
+ * without their flag are zero (and seq, req_id where the op has none), and
+ * the payload length each op allows
  * (EAGER <= limits->max_eager, ACK == MRAIL_WIRE_ACK_LEN, RTS ==
  * fixed part + 8 * limits->rail_count, HELLO 1..MRAIL_ADDR_MAX_LEN).
  * Returns 0, or -EINVAL (-EMSGSIZE for an EAGER over the limit) with err
@@ -101,7 +106,8 @@ int mrail_wire_hdr_decode(const void *buf, size_t len,
 /* Length of an RTS payload for rail_count rails. */
 size_t mrail_wire_rts_len(uint8_t rail_count);
 
-/* Returns bytes written, -ENOSPC, or -EINVAL (rail count 0 or too many). */
+/* Returns bytes written, -ENOSPC, or -EINVAL (rail count 0 or too many,
+ * total length 0, base + total length past 2^64). */
 int mrail_wire_rts_encode(const struct mrail_wire_rts *rts, void *buf, size_t len);
 
 /*
@@ -113,6 +119,8 @@ int mrail_wire_rts_decode(const void *payload, size_t len,
 			  const struct mrail_wire_limits *limits,
 			  struct mrail_wire_rts *rts, char *err, size_t err_len);
 
+/* Returns MRAIL_WIRE_ACK_LEN, -ENOSPC, or -EINVAL when status is not 0 or
+ * -4095..-1. */
 int mrail_wire_ack_encode(int32_t status, void *buf, size_t len);
 
 /* status must be 0 or a negative errno above -4096. */
