@@ -211,7 +211,7 @@ static uint64_t contiguous_prefix(const uint64_t *order, size_t pushed)
 	return next;
 }
 
-Test(reorder, every_permutation_of_six)
+Test(reorder, every_permutation_of_six, .timeout = 30)
 {
 	uint64_t order[6] = { 0, 1, 2, 3, 4, 5 };
 	uint64_t delivered[6];
@@ -248,7 +248,7 @@ Test(reorder, every_permutation_of_six)
  * of next when it arrives is refused, and then never comes (the sender
  * would retransmit it), which leaves later ones held for drain.
  */
-Test(reorder, permutations_beyond_a_small_window_are_refused)
+Test(reorder, permutations_beyond_a_small_window_are_refused, .timeout = 30)
 {
 	uint64_t order[6] = { 0, 1, 2, 3, 4, 5 };
 	struct mrail_reorder r;
@@ -362,17 +362,17 @@ static void random_stream(size_t window, uint64_t seed)
 	mrail_reorder_fini(&r);
 }
 
-Test(reorder, random_shuffles_window_16)
+Test(reorder, random_shuffles_window_16, .timeout = 30)
 {
 	random_stream(16, 0x9e3779b97f4a7c15ull);
 }
 
-Test(reorder, random_shuffles_window_256)
+Test(reorder, random_shuffles_window_256, .timeout = 30)
 {
 	random_stream(256, 0x0123456789abcdefull);
 }
 
-Test(reorder, random_shuffles_window_1024)
+Test(reorder, random_shuffles_window_1024, .timeout = 30)
 {
 	random_stream(1024, 42);
 }
@@ -520,7 +520,7 @@ Test(reorder, wrap_reached_by_pushing_and_popping)
 
 /* ---- drain ---- */
 
-Test(reorder, drain_releases_everything_held)
+Test(reorder, drain_releases_everything_held, .timeout = 30)
 {
 	static const uint64_t held_seqs[] = { 1, 2, 5, 9, 14, 15 };
 	bool released[16] = { false };
@@ -559,7 +559,7 @@ Test(reorder, drain_releases_everything_held)
 	mrail_reorder_fini(&r);
 }
 
-Test(reorder, drain_of_a_full_large_window)
+Test(reorder, drain_of_a_full_large_window, .timeout = 30)
 {
 	const size_t window = (size_t) 1 << 13;
 	struct mrail_reorder r;

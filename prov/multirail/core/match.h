@@ -29,7 +29,8 @@ struct mrail_match_item {
 
 struct mrail_match_queue {
 	struct mrail_match_item *posted;	/* receives waiting for a message */
-	struct mrail_match_item *unexpected;	/* messages waiting for a receive */
+	struct mrail_match_item *unexpected;	/* messages waiting for a receive,
+						 * claimed ones included */
 	size_t posted_count;
 	size_t unexpected_count;
 };
@@ -57,7 +58,8 @@ struct mrail_match_item *mrail_match_arrive(struct mrail_match_queue *q,
 
 /*
  * A receive that must keep its place (FI_MULTI_RECV with room left) goes
- * back to the head of the posted queue, ahead of younger receives.
+ * back to the head of the posted queue, ahead of younger receives. recv must
+ * not be in a queue already.
  */
 void mrail_match_repost_front(struct mrail_match_queue *q,
 			      struct mrail_match_item *recv);
@@ -77,7 +79,9 @@ void mrail_match_claim(struct mrail_match_item *msg, void *context);
 struct mrail_match_item *mrail_match_take_claimed(struct mrail_match_queue *q,
 						  void *context);
 
-/* Removes a message from the unexpected queue (FI_DISCARD, or delivery). */
+/* Removes a message from the unexpected queue (FI_DISCARD, or delivery).
+ * Items leave queues with NULL links, so removing a message this module has
+ * already removed does nothing; any other item is undefined. */
 void mrail_match_remove_unexpected(struct mrail_match_queue *q,
 				   struct mrail_match_item *msg);
 

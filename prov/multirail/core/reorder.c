@@ -19,14 +19,13 @@
 
 #include "reorder.h"
 
-#define REORDER_WINDOW_MAX ((size_t) 1 << 20)
 
 /* Distances at or beyond this are sequence numbers behind next. */
 #define SEQ_BEHIND ((uint64_t) 1 << 63)
 
 static bool window_is_valid(size_t window)
 {
-	return window >= 1 && window <= REORDER_WINDOW_MAX &&
+	return window >= 1 && window <= MRAIL_REORDER_WINDOW_MAX &&
 	       (window & (window - 1)) == 0;
 }
 
@@ -100,6 +99,8 @@ void *mrail_reorder_pop(struct mrail_reorder *r)
 	if (!r->held)
 		return NULL;
 
+	/* The invariant above makes the seq check redundant; it is there so
+	 * that a slot corrupted anyhow is never delivered out of order. */
 	slot = slot_of(r, r->next);
 	item = r->slots[slot];
 	if (!item || r->slot_seq[slot] != r->next)

@@ -17,12 +17,16 @@
 struct mrail_reorder {
 	uint64_t next;		/* sequence number matching sees next */
 	size_t window;		/* power of two */
-	size_t held;		/* early arrivals waiting */
+	size_t held;		/* items pushed and not yet popped or drained */
 	void **slots;		/* slots[seq & (window - 1)] */
 	uint64_t *slot_seq;	/* which seq a slot holds (valid when slot set) */
 };
 
-/* window: a power of two, 1..2^20. Returns 0, -EINVAL or -ENOMEM. */
+/* The largest window mrail_reorder_init accepts. */
+#define MRAIL_REORDER_WINDOW_MAX ((size_t) 1 << 20)
+
+/* window: a power of two, 1..MRAIL_REORDER_WINDOW_MAX. Returns 0, -EINVAL
+ * or -ENOMEM. After a failed init, fini is still safe. */
 int mrail_reorder_init(struct mrail_reorder *r, size_t window);
 
 /* Frees the slots; items still held are the caller's to release first
@@ -30,9 +34,10 @@ int mrail_reorder_init(struct mrail_reorder *r, size_t window);
 void mrail_reorder_fini(struct mrail_reorder *r);
 
 /*
- * Records the arrival of seq carrying item (not NULL). Returns 0, -EALREADY
- * for a sequence number already delivered or already held (a duplicate),
- * or -ERANGE for one at or beyond next + window.
+ * Records the arrival of seq carrying item. Distances are serial (seq - next
+ * modulo 2^64), so the numbers may wrap. Returns 0; -EINVAL for a NULL item;
+ * -EALREADY for a duplicate: one behind next (by less than 2^63) or already
+ * held; -ERANGE for one at least window ahead of next.
  */
 int mrail_reorder_push(struct mrail_reorder *r, uint64_t seq, void *item);
 
@@ -40,8 +45,10 @@ int mrail_reorder_push(struct mrail_reorder *r, uint64_t seq, void *item);
  * arrived yet. Call until NULL after every push. */
 void *mrail_reorder_pop(struct mrail_reorder *r);
 
-/* Removes and returns any held item (in no particular order), NULL when
- * empty: for releasing everything when a peer or endpoint goes away. */
+/* Removes and returns the held items in sequence order, advancing next past
+ * each (and past the gaps before it), NULL when empty: for releasing
+ * everything when a peer or endpoint goes away. A late copy of a drained
+ * item is then refused as a duplicate. */
 void *mrail_reorder_drain(struct mrail_reorder *r);
 
 #endif /* MRAIL_REORDER_H */
