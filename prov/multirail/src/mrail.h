@@ -11,13 +11,20 @@
 #include <stddef.h>
 
 #include <rdma/fabric.h>
+#include <rdma/fi_cm.h>
 #include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_eq.h>
 #include <rdma/fi_errno.h>
+#include <rdma/fi_tagged.h>
 #include <rdma/providers/fi_log.h>
 #include <rdma/providers/fi_prov.h>
 #include <rdma/fi_ext_mrail.h>
 
 #include "addr_codec.h"
+#include "match.h"
+#include "reorder.h"
+#include "wire.h"
 #include "mrail_limits.h"
 #include "rail_config.h"
 
@@ -129,6 +136,127 @@ struct mrail_av {
 	size_t peer_count;	/* slots used, including removed ones */
 	size_t peer_cap;
 };
+
+/* One user-level completion, successful or not, before it is formatted. */
+struct mrail_cq_entry {
+	void *op_context;
+	uint64_t flags;
+	size_t len;
+	void *buf;
+	uint64_t data;
+	uint64_t tag;
+	fi_addr_t src;
+	size_t olen;
+	int err;		/* 0, or a positive FI_E* value */
+	int prov_errno;
+};
+
+struct mrail_ep;
+
+/*
+ * CQ: mrail's own queue of user completions (rail completions never reach
+ * the application). Reading it drives progress of the endpoints bound to it.
+ */
+struct mrail_cq {
+	struct fid_cq cq_fid;
+	struct mrail_domain *domain;
+	enum fi_cq_format format;
+	struct mrail_cq_entry *ring;
+	size_t cap, head, count;
+	struct mrail_ep *eps[16];	/* endpoints to progress on read */
+	size_t ep_count;
+	struct mrail_cq_entry err_entry;	/* last error handed to readerr */
+};
+
+int mrail_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
+		  struct fid_cq **cq, void *context);
+/* Queues a completion (caller holds the domain lock). */
+int mrail_cq_write(struct mrail_cq *cq, const struct mrail_cq_entry *entry);
+int mrail_cq_attach_ep(struct mrail_cq *cq, struct mrail_ep *ep);
+void mrail_cq_detach_ep(struct mrail_cq *cq, struct mrail_ep *ep);
+/* Drives every rail of ep once (caller holds the domain lock). */
+void mrail_ep_progress(struct mrail_ep *ep);
+
+/* Messages up to this size travel eagerly; larger ones need rendezvous,
+ * which this release does not have (FI_EMSGSIZE). */
+#define MRAIL_EAGER_MAX 16384
+#define MRAIL_RAIL_BUF_LEN (MRAIL_WIRE_HDR_LEN + MRAIL_EAGER_MAX)
+#define MRAIL_RX_BUFS_PER_RAIL 64
+#define MRAIL_TX_BUFS_PER_RAIL 64
+#define MRAIL_REORDER_WINDOW 1024
+/* A sequence number this far ahead cannot come from an honest sender (it
+ * would need that many messages in flight): dropped, not held. */
+#define MRAIL_SEQ_HOSTILE_DISTANCE ((uint64_t) 1 << 20)
+#define MRAIL_IOV_LIMIT 4
+
+enum mrail_buf_kind { MRAIL_BUF_RX, MRAIL_BUF_TX };
+
+/* A bounce buffer on a rail; the rail's op context points at ctx. */
+struct mrail_rail_buf {
+	struct fi_context2 ctx;
+	enum mrail_buf_kind kind;
+	struct mrail_ep *ep;
+	size_t rail;
+	bool in_use;			/* TX: a send is in flight */
+	bool complete_user;		/* TX: write user on completion */
+	struct mrail_cq_entry user;	/* TX: the user completion */
+	uint8_t *data;
+	/* RX held back (not reposted) because it arrived too far ahead of
+	 * its peer's window: what the rail reported, to retry it later. */
+	size_t held_len;
+	fi_addr_t held_src;
+	struct mrail_rail_buf *held_next;
+};
+
+/* Receive-side state of one peer: its messages in send order. */
+struct mrail_peer_rx {
+	bool ready;
+	struct mrail_reorder reorder;
+};
+
+struct mrail_ep {
+	struct fid_ep ep_fid;
+	struct mrail_domain *domain;
+	struct mrail_av *av;
+	struct mrail_cq *tx_cq, *rx_cq;
+	bool tx_selective, rx_selective;	/* FI_SELECTIVE_COMPLETION */
+	uint64_t caps;
+	bool enabled;
+	size_t rail_count;
+	struct fid_ep *rail_eps[MRAIL_MAX_RAILS];
+	struct fid_cq *rail_cqs[MRAIL_MAX_RAILS];
+	struct fid_mr *rail_mrs[MRAIL_MAX_RAILS];
+	void *rail_desc[MRAIL_MAX_RAILS];
+	uint8_t *rail_mem[MRAIL_MAX_RAILS];
+	struct mrail_rail_buf rx_bufs[MRAIL_MAX_RAILS][MRAIL_RX_BUFS_PER_RAIL];
+	struct mrail_rail_buf tx_bufs[MRAIL_MAX_RAILS][MRAIL_TX_BUFS_PER_RAIL];
+	size_t next_rail;
+	struct mrail_match_queue msg_queue, tag_queue;
+	uint64_t *tx_seq;		/* per peer fi_addr */
+	struct mrail_peer_rx *rx_peers;	/* per peer fi_addr */
+	size_t peer_cap;
+	struct mrail_wire_limits limits;
+	struct mrail_rail_buf *held;	/* RX buffers waiting for a window */
+};
+
+int mrail_ep_open(struct fid_domain *domain, struct fi_info *info,
+		  struct fid_ep **ep, void *context);
+/* Makes room for per-peer state up to fi_addr (caller holds the lock). */
+int mrail_ep_reserve_peer(struct mrail_ep *ep, fi_addr_t fi_addr);
+/* The mrail fi_addr of the peer a rail completion came from, or
+ * FI_ADDR_NOTAVAIL. */
+fi_addr_t mrail_av_peer_of_rail_addr(struct mrail_av *av, size_t rail,
+				     fi_addr_t rail_addr);
+struct mrail_av_peer *mrail_av_get_peer(struct mrail_av *av, fi_addr_t fi_addr);
+/* Returns false when buf is held back for later (do not repost it). */
+bool mrail_msg_handle_rx(struct mrail_ep *ep, struct mrail_rail_buf *buf,
+			 size_t len, fi_addr_t rail_src);
+/* Reposts a receive buffer on its rail. */
+int mrail_ep_repost_rx(struct mrail_ep *ep, struct mrail_rail_buf *buf);
+void mrail_msg_handle_tx(struct mrail_ep *ep, struct mrail_rail_buf *buf, int err);
+void mrail_msg_flush(struct mrail_ep *ep);
+extern struct fi_ops_msg mrail_msg_ops;
+extern struct fi_ops_tagged mrail_tagged_ops;
 
 int mrail_no_bind(struct fid *fid, struct fid *bfid, uint64_t flags);
 int mrail_no_control(struct fid *fid, int command, void *arg);

@@ -24,6 +24,27 @@ static struct mrail_av_peer *av_peer(struct mrail_av *av, fi_addr_t fi_addr)
 	return &av->peers[fi_addr];
 }
 
+struct mrail_av_peer *mrail_av_get_peer(struct mrail_av *av, fi_addr_t fi_addr)
+{
+	return av_peer(av, fi_addr);
+}
+
+/* A linear scan: AVs here hold tens of peers; a per-rail reverse table is
+ * the step up when they hold thousands. */
+fi_addr_t mrail_av_peer_of_rail_addr(struct mrail_av *av, size_t rail,
+				     fi_addr_t rail_addr)
+{
+	size_t i;
+
+	if (rail_addr == FI_ADDR_NOTAVAIL)
+		return FI_ADDR_NOTAVAIL;
+	for (i = 0; i < av->peer_count; i++) {
+		if (av->peers[i].in_use && av->peers[i].rail_fi_addr[rail] == rail_addr)
+			return i;
+	}
+	return FI_ADDR_NOTAVAIL;
+}
+
 static int av_reserve_peer(struct mrail_av *av)
 {
 	struct mrail_av_peer *grown;

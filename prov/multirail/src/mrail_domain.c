@@ -99,13 +99,7 @@ err:
 	return ret;
 }
 
-/* The objects the data path needs are not part of this release. */
-static int mrail_domain_no_cq(struct fid_domain *domain, struct fi_cq_attr *attr,
-			      struct fid_cq **cq, void *context)
-{
-	return -FI_ENOSYS;
-}
-
+/* The objects beyond eager messaging are not part of this release. */
 static int mrail_domain_no_ep(struct fid_domain *domain, struct fi_info *info,
 			      struct fid_ep **ep, void *context)
 {
@@ -183,8 +177,8 @@ static struct fi_ops mrail_domain_fi_ops = {
 static struct fi_ops_domain mrail_domain_ops = {
 	.size = sizeof(struct fi_ops_domain),
 	.av_open = mrail_av_open,
-	.cq_open = mrail_domain_no_cq,
-	.endpoint = mrail_domain_no_ep,
+	.cq_open = mrail_cq_open,
+	.endpoint = mrail_ep_open,
 	.scalable_ep = mrail_domain_no_ep,
 	.cntr_open = mrail_domain_no_cntr,
 	.poll_open = mrail_domain_no_poll,

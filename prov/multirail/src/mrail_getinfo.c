@@ -19,7 +19,8 @@
  */
 #define MRAIL_OFI_INTERNAL_FLAGS ((1ULL << 58) | (1ULL << 59) | (1ULL << 60))
 
-#define MRAIL_CAPS (FI_MSG | FI_TAGGED | FI_SEND | FI_RECV)
+#define MRAIL_CAPS (FI_MSG | FI_TAGGED | FI_SEND | FI_RECV | FI_SOURCE | \
+		    FI_DIRECTED_RECV)
 
 /* Set while this thread is inside mrail_getinfo: with the application's own
  * libfabric as corelib, discovery would otherwise reach mrail again. */
@@ -67,6 +68,10 @@ static bool hints_exclude_mrail(const struct fi_info *hints)
 	}
 	if (hints->addr_format != FI_FORMAT_UNSPEC &&
 	    hints->addr_format != FI_ADDR_MRAIL)
+		return true;
+	/* No progress thread yet: the application drives progress. */
+	if (hints->domain_attr &&
+	    hints->domain_attr->data_progress == FI_PROGRESS_AUTO)
 		return true;
 	return false;
 }
@@ -179,14 +184,25 @@ static int info_from_railset(const struct mrail_railset *set,
 
 	info->domain_attr->name = mrail_railset_join_names(set, false);
 	info->domain_attr->threading = FI_THREAD_SAFE;
-	info->domain_attr->control_progress = FI_PROGRESS_AUTO;
-	info->domain_attr->data_progress = FI_PROGRESS_AUTO;
+	info->domain_attr->control_progress = FI_PROGRESS_MANUAL;
+	info->domain_attr->data_progress = FI_PROGRESS_MANUAL;
 	info->domain_attr->resource_mgmt = FI_RM_ENABLED;
 	info->domain_attr->av_type = FI_AV_UNSPEC;
-	info->domain_attr->mr_mode = FI_MR_PROV_KEY | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED;
+	info->domain_attr->mr_mode = 0;
+	info->domain_attr->cq_data_size = sizeof(uint64_t);
 	info->tx_attr->caps = info->caps;
 	info->rx_attr->caps = info->caps;
 	info_limit_to_rails(set, info);
+	/* Eager messages are copied into mrail's own buffers: their limits
+	 * are mrail's, whatever the rails allow. */
+	info->ep_attr->max_msg_size = MRAIL_EAGER_MAX;
+	info->tx_attr->inject_size = MRAIL_EAGER_MAX;
+	info->tx_attr->iov_limit = MRAIL_IOV_LIMIT;
+	info->rx_attr->iov_limit = MRAIL_IOV_LIMIT;
+	info->tx_attr->size = MRAIL_TX_BUFS_PER_RAIL * set->count;
+	/* Sequence numbers restore send order whatever rail a message took. */
+	info->tx_attr->msg_order = FI_ORDER_SAS;
+	info->rx_attr->msg_order = FI_ORDER_SAS;
 
 	info->fabric_attr->name = mrail_railset_join_names(set, true);
 	info->fabric_attr->prov_version = MRAIL_PROV_VERSION;

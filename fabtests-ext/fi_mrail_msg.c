@@ -1,0 +1,1871 @@
+/*
+ * fi_mrail_msg: functional test of send/receive and tagged messaging over an
+ * FI_EP_RDM endpoint of any provider, between two processes.
+ *
+ *   fi_mrail_msg [-p PROVIDER] [-E PORT] [-S MAXSIZE] [-I ITERS] [-v]
+ *                [SERVER_ADDR]
+ *
+ * The server runs without an address, the client with the server's IP. Both
+ * meet on a TCP control connection (port -E), swap fi_getname addresses
+ * over it and use it for the few synchronisations the tests need. The
+ * tests: send/recv ping-pong, tags and ignore masks, remote CQ data,
+ * fi_inject, ordering of unexpected messages, truncation, and an exact count
+ * of completions after each test. Every receive buffer has guard bytes on
+ * both sides. Prints failed checks (every check with -v) and exits 0 only if
+ * every check passed.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <rdma/fabric.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_errno.h>
+#include <rdma/fi_tagged.h>
+
+#define ARRAY_SIZE(a)		(sizeof(a) / sizeof((a)[0]))
+
+#define DEFAULT_PROV		"mrail"
+#define DEFAULT_PORT		47592
+#define DEFAULT_ITERS		10
+#define MAX_NAME_LEN		4096
+#define HELLO_LEN		160
+
+/* Nothing in these tests legitimately takes this long: past it the peer is
+ * gone or stuck, and waiting longer only hides that. */
+#define WAIT_LIMIT_MS		20000
+/* Long enough for a late duplicate to surface, short enough to run often. */
+#define DRAIN_MS		100
+/* Gives unexpected messages time to reach the receiver before it posts. */
+#define ORDER_SETTLE_MS		2
+
+#define CQ_SIZE			1024
+#define CQ_BATCH		16
+#define MAX_PENDING		256
+#define GUARD_LEN		32
+#define ORDER_BURST		64
+#define TRUNC_POSTED		4
+#define TRUNC_SENT		8
+
+/*
+ * Tags stay below bit 48 in case a provider keeps the top bits for itself.
+ * Receive A ignores its low 16 bits, receive B bits 24..31; the sent tags set
+ * bits in those ranges, and neither sent tag matches the other receive.
+ */
+#define TAG_A			0x00000000a1a10000ULL
+#define TAG_A_IGNORE		0x000000000000ffffULL
+#define TAG_B			0x00000b2b00000005ULL
+#define TAG_B_IGNORE		0x00000000ff000000ULL
+#define TAG_DATA		0x00000000dada0000ULL
+#define TAG_ORDER		0x0000000000c0de00ULL
+#define TAG_ORDER_IGNORE	0x00000000000000ffULL
+#define TAG_TRUNC		0x0000000000007700ULL
+
+static const size_t test_sizes[] = { 0, 1, 7, 64, 1000, 4096, 8192, 16384 };
+
+enum direction {
+	CLIENT_TO_SERVER,
+	SERVER_TO_CLIENT,
+};
+
+/* Distinct payloads per test, so a message that lands in the wrong buffer
+ * does not look right there. */
+enum pattern {
+	PAT_PING = 1,
+	PAT_PONG,
+	PAT_TAG_A,
+	PAT_TAG_B,
+	PAT_DATA_MSG,
+	PAT_DATA_TAGGED,
+	PAT_INJECT,
+	PAT_ORDER,
+	PAT_TRUNC,
+};
+
+/* Bytes on the control connection; the peer checks it got the same one. */
+enum sync_code {
+	SYNC_START = 'A',
+	SYNC_PING_PONG,
+	SYNC_TAGGED,
+	SYNC_CQ_DATA,
+	SYNC_INJECT,
+	SYNC_ORDER,
+	SYNC_TRUNC,
+	SYNC_END,
+	SIG_POSTED = 'p',
+	SIG_SENT = 's',
+};
+
+enum op_kind {
+	OP_SEND,
+	OP_SENDDATA,
+	OP_TSEND,
+	OP_TSENDDATA,
+	OP_RECV,
+	OP_TRECV,
+};
+
+struct options {
+	const char *prov;
+	const char *server;
+	unsigned port;
+	size_t max_size;
+	unsigned iters;
+	bool verbose;
+};
+
+/* One posted operation and what the CQ said about it. */
+struct op {
+	struct fi_context fi_ctx;	/* FI_CONTEXT mode: ours until completion */
+	enum op_kind kind;
+	void *buf;
+	size_t len;
+	uint64_t tag;
+	uint64_t ignore;
+	uint64_t data;
+	int completions;
+	struct fi_cq_tagged_entry entry;
+	int err;			/* positive FI_E* of an error completion */
+	size_t olen;
+	char err_text[160];
+};
+
+/* A data area with guard bytes on both sides, to catch overruns. */
+struct buf {
+	uint8_t *mem;
+	uint8_t *data;
+	size_t cap;
+};
+
+struct session {
+	struct options opt;
+	bool is_server;
+	int sock;
+	struct sockaddr_storage local_ip;	/* our end of the control link */
+	struct fi_info *info_list;
+	struct fi_info *info;
+	struct fid_fabric *fabric;
+	struct fid_domain *domain;
+	struct fid_av *av;
+	struct fid_cq *cq;
+	struct fid_ep *ep;
+	fi_addr_t peer;
+
+	struct op *pending[MAX_PENDING];
+	size_t pending_count;
+	unsigned tx_posted, rx_posted, tx_done, rx_done, stray;
+	char stray_note[200];
+	char stuck[200];	/* why a wait gave up; ends the run soon */
+};
+
+/* ------------------------------------------------------------------ checks */
+
+/*
+ * A check covers one scenario (a test at one size and direction, over all
+ * iterations); it fails with the first reason found and counts the rest, so
+ * the output stays readable however many iterations run.
+ */
+static struct {
+	bool verbose;
+	bool open;
+	int total;
+	int failed;
+	int reasons;
+	char name[160];
+	char why[400];
+} chk;
+
+/* Closed by fatal(), so the peer stops at once instead of timing out. */
+static int control_fd = -1;
+
+static void check_begin(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(chk.name, sizeof(chk.name), fmt, ap);
+	va_end(ap);
+	chk.open = true;
+	chk.reasons = 0;
+	chk.why[0] = '\0';
+}
+
+static void check_fail(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!chk.reasons++) {
+		va_start(ap, fmt);
+		vsnprintf(chk.why, sizeof(chk.why), fmt, ap);
+		va_end(ap);
+	}
+}
+
+static void check_end(void)
+{
+	chk.total++;
+	chk.open = false;
+	if (chk.reasons) {
+		chk.failed++;
+		if (chk.reasons > 1)
+			printf("FAILED: %s: %s (and %d more)\n", chk.name, chk.why,
+			       chk.reasons - 1);
+		else
+			printf("FAILED: %s: %s\n", chk.name, chk.why);
+	} else if (chk.verbose) {
+		printf("ok: %s\n", chk.name);
+	}
+	fflush(stdout);
+}
+
+static void check_once(bool ok, const char *name, const char *detail)
+{
+	check_begin("%s", name);
+	if (!ok)
+		check_fail("%s", detail ? detail : "failed");
+	check_end();
+}
+
+static void note_skip(const char *what, const char *why)
+{
+	printf("skipped: %s: %s\n", what, why);
+	fflush(stdout);
+}
+
+static void print_summary(void)
+{
+	printf("fi_mrail_msg: %d of %d checks passed\n", chk.total - chk.failed,
+	       chk.total);
+	fflush(stdout);
+}
+
+/* Ends the run: after a timeout or a refused post the two sides are out of
+ * step, and every later check would only repeat the first failure. */
+static void __attribute__((noreturn, format(printf, 1, 2))) fatal(const char *fmt, ...)
+{
+	char msg[400];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (!chk.open)
+		check_begin("run");
+	check_fail("%s", msg);
+	check_end();
+	if (control_fd >= 0)
+		close(control_fd);
+	fprintf(stderr, "fi_mrail_msg: fatal: %s\n", msg);
+	print_summary();
+	exit(1);
+}
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t) ts.tv_sec * 1000 + (uint64_t) ts.tv_nsec / 1000000;
+}
+
+static bool is_sender(const struct session *s, enum direction dir)
+{
+	return (dir == CLIENT_TO_SERVER) != s->is_server;
+}
+
+/* Each side checks what it sees, so a check name says which side that is. */
+static const char *dir_name(const struct session *s, enum direction dir)
+{
+	if (dir == CLIENT_TO_SERVER)
+		return is_sender(s, dir) ? "client->server, sender's side" :
+					   "client->server, receiver's side";
+	return is_sender(s, dir) ? "server->client, sender's side" :
+				   "server->client, receiver's side";
+}
+
+/* -------------------------------------------------------- data and guards */
+
+static uint8_t pattern_byte(enum pattern pat, size_t size, uint32_t iter, size_t idx)
+{
+	uint32_t x = (uint32_t) pat * 0x9e3779b1u;
+
+	x ^= (uint32_t) size * 0x85ebca6bu;
+	x = (x ^ (x >> 13)) * 0xc2b2ae35u;
+	x ^= iter * 0x27d4eb2fu;
+	x = (x ^ (x >> 15)) * 0x2c1b3c6du;
+	x ^= (uint32_t) idx * 0x165667b1u;
+	x = (x ^ (x >> 16)) * 0x85ebca6bu;
+	return (uint8_t) (x ^ (x >> 13));
+}
+
+static void fill_pattern(uint8_t *p, size_t len, enum pattern pat, size_t size,
+			 uint32_t iter)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		p[i] = pattern_byte(pat, size, iter, i);
+}
+
+/* The complement of what should arrive: a byte the provider never wrote
+ * cannot pass for a received one. */
+static void poison_for(uint8_t *p, size_t len, enum pattern pat, size_t size,
+		       uint32_t iter)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		p[i] = (uint8_t) ~pattern_byte(pat, size, iter, i);
+}
+
+/* Index of the first byte in [from, len) that differs from the pattern. */
+static size_t first_mismatch(const uint8_t *p, size_t from, size_t len,
+			     enum pattern pat, size_t size, uint32_t iter)
+{
+	size_t i;
+
+	for (i = from; i < len; i++)
+		if (p[i] != pattern_byte(pat, size, iter, i))
+			break;
+	return i;
+}
+
+static uint8_t guard_byte(size_t i)
+{
+	return (uint8_t) (0xa5 ^ (i * 0x3b));
+}
+
+static void buf_alloc(struct buf *b, size_t cap)
+{
+	size_t i;
+
+	b->mem = malloc(cap + 2 * GUARD_LEN);
+	if (!b->mem)
+		fatal("out of memory for a %zu-byte buffer", cap);
+	b->data = b->mem + GUARD_LEN;
+	b->cap = cap;
+	for (i = 0; i < GUARD_LEN; i++) {
+		b->mem[i] = guard_byte(i);
+		b->data[cap + i] = guard_byte(GUARD_LEN + i);
+	}
+}
+
+static void buf_free(struct buf *b)
+{
+	free(b->mem);
+	b->mem = b->data = NULL;
+}
+
+static void bufs_alloc(struct buf *bufs, size_t n, size_t cap)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		buf_alloc(&bufs[i], cap);
+}
+
+static void bufs_free(struct buf *bufs, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		buf_free(&bufs[i]);
+}
+
+/* Offset from the data start of the first damaged guard byte, or 0 if none
+ * (0 is always data, never guard). */
+static long buf_damaged_guard(const struct buf *b)
+{
+	size_t i;
+
+	for (i = 0; i < GUARD_LEN; i++) {
+		if (b->mem[i] != guard_byte(i))
+			return (long) i - GUARD_LEN;
+	}
+	for (i = 0; i < GUARD_LEN; i++) {
+		if (b->data[b->cap + i] != guard_byte(GUARD_LEN + i))
+			return (long) (b->cap + i);
+	}
+	return 0;
+}
+
+static bool expect_guards(const struct buf *b, const char *where)
+{
+	long off = buf_damaged_guard(b);
+
+	if (off)
+		check_fail("%s: guard byte at offset %ld of a %zu-byte buffer "
+			   "overwritten", where, off, b->cap);
+	return !off;
+}
+
+static bool expect_payload(const struct buf *b, size_t len, enum pattern pat,
+			   size_t size, uint32_t iter, const char *where)
+{
+	size_t bad = first_mismatch(b->data, 0, len, pat, size, iter);
+	bool ok = expect_guards(b, where);
+
+	if (bad < len) {
+		check_fail("%s: byte %zu of %zu is %#04x, expected %#04x", where,
+			   bad, len, b->data[bad], pattern_byte(pat, size, iter, bad));
+		ok = false;
+	}
+	return ok;
+}
+
+/* ------------------------------------------------------ control connection */
+
+static int oob_accept(const struct options *opt)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET };
+	struct pollfd pfd;
+	int one = 1, lfd, fd;
+
+	lfd = socket(AF_INET, SOCK_STREAM, 0);
+	if (lfd < 0)
+		fatal("socket: %s", strerror(errno));
+	setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	sin.sin_addr.s_addr = htonl(INADDR_ANY);
+	sin.sin_port = htons((uint16_t) opt->port);
+	if (bind(lfd, (struct sockaddr *) &sin, sizeof(sin)) || listen(lfd, 1))
+		fatal("cannot listen on TCP port %u: %s", opt->port, strerror(errno));
+
+	pfd.fd = lfd;
+	pfd.events = POLLIN;
+	if (poll(&pfd, 1, WAIT_LIMIT_MS) != 1)
+		fatal("no client connected to TCP port %u within %d s", opt->port,
+		      WAIT_LIMIT_MS / 1000);
+	fd = accept(lfd, NULL, NULL);
+	if (fd < 0)
+		fatal("accept: %s", strerror(errno));
+	close(lfd);
+	return fd;
+}
+
+/* A connect bounded by the deadline: a blocking one may retry SYNs to an
+ * unreachable address for minutes. Returns the socket, or -1 with errno. */
+static int oob_try_connect(const struct addrinfo *ai, uint64_t deadline)
+{
+	struct pollfd pfd = { .events = POLLOUT };
+	socklen_t len = sizeof(int);
+	int fd, flags, err = 0;
+	uint64_t now;
+
+	fd = socket(ai->ai_family, ai->ai_socktype, ai->ai_protocol);
+	if (fd < 0)
+		return -1;
+	flags = fcntl(fd, F_GETFL);
+	fcntl(fd, F_SETFL, flags | O_NONBLOCK);
+	if (connect(fd, ai->ai_addr, ai->ai_addrlen)) {
+		if (errno != EINPROGRESS)
+			goto fail;
+		now = now_ms();
+		pfd.fd = fd;
+		if (poll(&pfd, 1, now < deadline ? (int) (deadline - now) : 0) != 1) {
+			errno = ETIMEDOUT;
+			goto fail;
+		}
+		if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) || err) {
+			errno = err ? err : errno;
+			goto fail;
+		}
+	}
+	fcntl(fd, F_SETFL, flags);
+	return fd;
+fail:
+	err = errno;
+	close(fd);
+	errno = err;
+	return -1;
+}
+
+/* The server may start a little later than the client: retry refusals. */
+static int oob_connect(const struct options *opt)
+{
+	struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM };
+	struct addrinfo *res;
+	uint64_t deadline = now_ms() + WAIT_LIMIT_MS;
+	char port[16];
+	int ret, fd;
+
+	snprintf(port, sizeof(port), "%u", opt->port);
+	ret = getaddrinfo(opt->server, port, &hints, &res);
+	if (ret)
+		fatal("cannot resolve %s: %s", opt->server, gai_strerror(ret));
+	while ((fd = oob_try_connect(res, deadline)) < 0) {
+		if (now_ms() >= deadline)
+			fatal("cannot connect to %s port %u within %d s: %s",
+			      opt->server, opt->port, WAIT_LIMIT_MS / 1000,
+			      strerror(errno));
+		usleep(100 * 1000);
+	}
+	freeaddrinfo(res);
+	return fd;
+}
+
+static void oob_open(struct session *s)
+{
+	struct timeval send_limit = { .tv_sec = WAIT_LIMIT_MS / 1000 };
+	socklen_t len = sizeof(s->local_ip);
+	int one = 1;
+
+	s->sock = s->is_server ? oob_accept(&s->opt) : oob_connect(&s->opt);
+	control_fd = s->sock;
+	setsockopt(s->sock, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	setsockopt(s->sock, SOL_SOCKET, SO_SNDTIMEO, &send_limit, sizeof(send_limit));
+	if (getsockname(s->sock, (struct sockaddr *) &s->local_ip, &len))
+		memset(&s->local_ip, 0, sizeof(s->local_ip));
+}
+
+/* A wait that gave up lets its caller check what did complete (a message
+ * in the wrong buffer says more than the timeout); the next call that needs
+ * the peer in step ends the run. */
+static void stop_if_stuck(const struct session *s)
+{
+	if (s->stuck[0])
+		fatal("%s", s->stuck);
+}
+
+static void oob_send(struct session *s, const void *buf, size_t len)
+{
+	const uint8_t *p = buf;
+	ssize_t n;
+
+	stop_if_stuck(s);
+	while (len) {
+		n = send(s->sock, p, len, MSG_NOSIGNAL);
+		if (n <= 0)
+			fatal("control connection: send: %s",
+			      n ? strerror(errno) : "closed");
+		p += n;
+		len -= (size_t) n;
+	}
+}
+
+static void progress(struct session *s);
+
+/* Keeps the endpoint progressing while it waits: the peer may need us to
+ * acknowledge or pull data before it can reach its side of the sync. */
+static void oob_recv(struct session *s, void *buf, size_t len, const char *what)
+{
+	uint64_t deadline = now_ms() + WAIT_LIMIT_MS;
+	struct pollfd pfd = { .fd = s->sock, .events = POLLIN };
+	uint8_t *p = buf;
+	ssize_t n;
+
+	stop_if_stuck(s);
+	while (len) {
+		if (s->cq)
+			progress(s);
+		if (now_ms() > deadline)
+			fatal("timed out after %d s waiting for the peer to %s "
+			      "(see its output)", WAIT_LIMIT_MS / 1000, what);
+		if (poll(&pfd, 1, 1) != 1)
+			continue;
+		n = recv(s->sock, p, len, MSG_DONTWAIT);
+		if (n == 0)
+			fatal("the peer ended the run (see its output) while we "
+			      "waited for it to %s", what);
+		if (n < 0) {
+			if (errno == EAGAIN || errno == EINTR)
+				continue;
+			fatal("control connection: recv: %s", strerror(errno));
+		}
+		p += n;
+		len -= (size_t) n;
+	}
+}
+
+static void oob_signal(struct session *s, enum sync_code code)
+{
+	uint8_t byte = (uint8_t) code;
+
+	oob_send(s, &byte, 1);
+}
+
+static void oob_wait_signal(struct session *s, enum sync_code code, const char *what)
+{
+	uint8_t byte;
+
+	oob_recv(s, &byte, 1, what);
+	if (byte != (uint8_t) code)
+		fatal("out of step with the peer: got sync '%c' while waiting "
+		      "for '%c' (%s)", byte, code, what);
+}
+
+/* Both sides signal, then both wait: neither passes until both arrived. */
+static void oob_sync(struct session *s, enum sync_code code, const char *what)
+{
+	oob_signal(s, code);
+	oob_wait_signal(s, code, what);
+}
+
+/* Both sides must run the same sizes and iterations, or they fall out of
+ * step in ways that look like provider bugs. */
+static void oob_hello(struct session *s)
+{
+	char ours[HELLO_LEN] = { 0 }, theirs[HELLO_LEN];
+
+	snprintf(ours, sizeof(ours), "fi_mrail_msg 1 -p %s -S %zu -I %u",
+		 s->opt.prov, s->opt.max_size, s->opt.iters);
+	oob_send(s, ours, sizeof(ours));
+	oob_recv(s, theirs, sizeof(theirs), "send its options");
+	theirs[HELLO_LEN - 1] = '\0';
+	if (strcmp(ours, theirs))
+		fatal("the peer runs with other options: ours \"%s\", the peer's "
+		      "\"%s\"", ours, theirs);
+}
+
+static void oob_exchange_names(struct session *s, const uint8_t *ours,
+			       size_t our_len, uint8_t *theirs, size_t *their_len)
+{
+	uint32_t wire = htonl((uint32_t) our_len);
+
+	oob_send(s, &wire, sizeof(wire));
+	oob_send(s, ours, our_len);
+	oob_recv(s, &wire, sizeof(wire), "send its address length");
+	*their_len = ntohl(wire);
+	if (!*their_len || *their_len > MAX_NAME_LEN)
+		fatal("the peer announced a %zu-byte address (1 to %d expected)",
+		      *their_len, MAX_NAME_LEN);
+	oob_recv(s, theirs, *their_len, "send its address");
+}
+
+/* -------------------------------------------------------------- completions */
+
+static bool op_is_tx(const struct op *op)
+{
+	return op->kind != OP_RECV && op->kind != OP_TRECV;
+}
+
+static const char *op_name(enum op_kind kind)
+{
+	switch (kind) {
+	case OP_SEND:
+		return "fi_send";
+	case OP_SENDDATA:
+		return "fi_senddata";
+	case OP_TSEND:
+		return "fi_tsend";
+	case OP_TSENDDATA:
+		return "fi_tsenddata";
+	case OP_RECV:
+		return "fi_recv";
+	case OP_TRECV:
+		return "fi_trecv";
+	}
+	return "?";
+}
+
+static void flags_str(uint64_t flags, char *out, size_t len)
+{
+	static const struct {
+		uint64_t flag;
+		const char *name;
+	} names[] = {
+		{ FI_SEND, "FI_SEND" }, { FI_RECV, "FI_RECV" },
+		{ FI_MSG, "FI_MSG" }, { FI_TAGGED, "FI_TAGGED" },
+		{ FI_REMOTE_CQ_DATA, "FI_REMOTE_CQ_DATA" },
+		{ FI_MULTI_RECV, "FI_MULTI_RECV" },
+	};
+	size_t i, used = 0;
+
+	out[0] = '\0';
+	for (i = 0; i < ARRAY_SIZE(names) && used < len; i++) {
+		if (!(flags & names[i].flag))
+			continue;
+		used += (size_t) snprintf(out + used, len - used, "%s%s",
+					  used ? "|" : "", names[i].name);
+		flags &= ~names[i].flag;
+	}
+	if (used < len && (flags || !used))
+		snprintf(out + used, len - used, "%s%#llx", used ? "|" : "",
+			 (unsigned long long) flags);
+}
+
+static void op_init(struct op *op, enum op_kind kind, void *buf, size_t len)
+{
+	memset(op, 0, sizeof(*op));
+	op->kind = kind;
+	op->buf = buf;
+	op->len = len;
+}
+
+static void pending_add(struct session *s, struct op *op)
+{
+	if (s->pending_count == MAX_PENDING)
+		fatal("more than %d operations outstanding (a bug in this test)",
+		      MAX_PENDING);
+	s->pending[s->pending_count++] = op;
+	if (op_is_tx(op))
+		s->tx_posted++;
+	else
+		s->rx_posted++;
+}
+
+/* The op a completion names, removed from the outstanding set, or NULL if
+ * the context is not one we have outstanding (a duplicate, or garbage). */
+static struct op *pending_take(struct session *s, void *context)
+{
+	struct op *op;
+	size_t i;
+
+	for (i = 0; i < s->pending_count; i++) {
+		op = s->pending[i];
+		if (&op->fi_ctx != context)
+			continue;
+		s->pending[i] = s->pending[--s->pending_count];
+		return op;
+	}
+	return NULL;
+}
+
+static void note_stray(struct session *s, const char *kind, void *context,
+		       uint64_t flags, size_t len)
+{
+	char fl[96];
+
+	if (!s->stray++) {
+		flags_str(flags, fl, sizeof(fl));
+		snprintf(s->stray_note, sizeof(s->stray_note),
+			 "first: %s for context %p, flags %s, len %zu", kind,
+			 context, fl, len);
+	}
+}
+
+static void count_completion(struct session *s, const struct op *op)
+{
+	if (op_is_tx(op))
+		s->tx_done++;
+	else
+		s->rx_done++;
+}
+
+static void record_completion(struct session *s, const struct fi_cq_tagged_entry *comp)
+{
+	struct op *op = pending_take(s, comp->op_context);
+
+	if (!op) {
+		note_stray(s, "a completion", comp->op_context, comp->flags, comp->len);
+		return;
+	}
+	op->completions++;
+	op->entry = *comp;
+	count_completion(s, op);
+}
+
+static void record_error(struct session *s)
+{
+	struct fi_cq_err_entry err = { 0 };
+	char prov_text[96];
+	struct op *op;
+	ssize_t ret;
+
+	ret = fi_cq_readerr(s->cq, &err, 0);
+	if (ret == -FI_EAGAIN)
+		return;
+	if (ret < 0)
+		fatal("fi_cq_readerr: %s", fi_strerror((int) -ret));
+
+	op = pending_take(s, err.op_context);
+	if (!op) {
+		note_stray(s, fi_strerror(err.err), err.op_context, err.flags, err.len);
+		return;
+	}
+	op->completions++;
+	op->err = err.err ? err.err : FI_EOTHER;
+	op->olen = err.olen;
+	op->entry.op_context = err.op_context;
+	op->entry.flags = err.flags;
+	op->entry.len = err.len;
+	op->entry.tag = err.tag;
+	op->entry.data = err.data;
+	snprintf(op->err_text, sizeof(op->err_text), "%s (%s)",
+		 fi_strerror(err.err),
+		 fi_cq_strerror(s->cq, err.prov_errno, err.err_data, prov_text,
+				sizeof(prov_text)));
+	count_completion(s, op);
+}
+
+static void progress(struct session *s)
+{
+	struct fi_cq_tagged_entry comp[CQ_BATCH];
+	ssize_t n, i;
+
+	stop_if_stuck(s);
+	n = fi_cq_read(s->cq, comp, CQ_BATCH);
+	if (n == -FI_EAGAIN)
+		return;
+	if (n == -FI_EAVAIL) {
+		record_error(s);
+		return;
+	}
+	if (n < 0)
+		fatal("fi_cq_read: %s", fi_strerror((int) -n));
+	for (i = 0; i < n; i++)
+		record_completion(s, &comp[i]);
+}
+
+static size_t ops_done(const struct op *ops, size_t n)
+{
+	size_t i, done = 0;
+
+	for (i = 0; i < n; i++)
+		if (ops[i].completions)
+			done++;
+	return done;
+}
+
+static void wait_ops(struct session *s, const struct op *ops, size_t n, const char *what)
+{
+	uint64_t deadline = now_ms() + WAIT_LIMIT_MS;
+
+	while (ops_done(ops, n) < n) {
+		progress(s);
+		if (now_ms() > deadline) {
+			snprintf(s->stuck, sizeof(s->stuck), "timed out after %d s "
+				 "waiting for the completion of %s (%zu of %zu "
+				 "completed)", WAIT_LIMIT_MS / 1000, what,
+				 ops_done(ops, n), n);
+			return;
+		}
+	}
+}
+
+/* Reads the CQ for a while when nothing should arrive: whatever does is
+ * counted as stray. */
+static void drain(struct session *s, unsigned ms)
+{
+	uint64_t end = now_ms() + ms;
+
+	while (now_ms() < end)
+		progress(s);
+}
+
+/* ------------------------------------------------------------------- posting */
+
+static ssize_t post_once(struct session *s, struct op *op)
+{
+	void *ctx = &op->fi_ctx;
+
+	switch (op->kind) {
+	case OP_SEND:
+		return fi_send(s->ep, op->buf, op->len, NULL, s->peer, ctx);
+	case OP_SENDDATA:
+		return fi_senddata(s->ep, op->buf, op->len, NULL, op->data, s->peer, ctx);
+	case OP_TSEND:
+		return fi_tsend(s->ep, op->buf, op->len, NULL, s->peer, op->tag, ctx);
+	case OP_TSENDDATA:
+		return fi_tsenddata(s->ep, op->buf, op->len, NULL, op->data, s->peer,
+				    op->tag, ctx);
+	case OP_RECV:
+		return fi_recv(s->ep, op->buf, op->len, NULL, FI_ADDR_UNSPEC, ctx);
+	case OP_TRECV:
+		return fi_trecv(s->ep, op->buf, op->len, NULL, FI_ADDR_UNSPEC, op->tag,
+				op->ignore, ctx);
+	}
+	return -FI_EINVAL;
+}
+
+/* -FI_EAGAIN means "progress and retry", as long as the wait stays bounded. */
+static void post_op(struct session *s, struct op *op)
+{
+	uint64_t deadline = now_ms() + WAIT_LIMIT_MS;
+	ssize_t ret;
+
+	stop_if_stuck(s);
+	while ((ret = post_once(s, op)) == -FI_EAGAIN) {
+		progress(s);
+		if (now_ms() > deadline)
+			fatal("%s of %zu bytes still refused with -FI_EAGAIN after %d s",
+			      op_name(op->kind), op->len, WAIT_LIMIT_MS / 1000);
+	}
+	if (ret)
+		fatal("%s of %zu bytes: %s", op_name(op->kind), op->len,
+		      fi_strerror((int) -ret));
+	pending_add(s, op);
+}
+
+static void post_inject(struct session *s, const void *buf, size_t len)
+{
+	uint64_t deadline = now_ms() + WAIT_LIMIT_MS;
+	ssize_t ret;
+
+	stop_if_stuck(s);
+	while ((ret = fi_inject(s->ep, buf, len, s->peer)) == -FI_EAGAIN) {
+		progress(s);
+		if (now_ms() > deadline)
+			fatal("fi_inject of %zu bytes still refused with -FI_EAGAIN "
+			      "after %d s", len, WAIT_LIMIT_MS / 1000);
+	}
+	if (ret)
+		fatal("fi_inject of %zu bytes: %s", len, fi_strerror((int) -ret));
+}
+
+/* --------------------------------------------------------------- expectations */
+
+static bool expect_completed(const struct op *op, uint64_t flags, const char *where)
+{
+	char got[96], want[96];
+
+	if (op->completions != 1) {
+		check_fail("%s: %s completed %d times", where, op_name(op->kind),
+			   op->completions);
+		return false;
+	}
+	if (op->err) {
+		check_fail("%s: %s completed with an error: %s", where,
+			   op_name(op->kind), op->err_text);
+		return false;
+	}
+	if (op->entry.op_context != &op->fi_ctx) {
+		check_fail("%s: %s completion carries context %p, posted with %p",
+			   where, op_name(op->kind), op->entry.op_context,
+			   (const void *) &op->fi_ctx);
+		return false;
+	}
+	if (op->entry.flags != flags) {
+		flags_str(op->entry.flags, got, sizeof(got));
+		flags_str(flags, want, sizeof(want));
+		check_fail("%s: %s completion flags %s, expected %s", where,
+			   op_name(op->kind), got, want);
+		return false;
+	}
+	return true;
+}
+
+static bool expect_received(const struct op *op, uint64_t flags, size_t len,
+			    const char *where)
+{
+	if (!expect_completed(op, flags, where))
+		return false;
+	if (op->entry.len != len) {
+		check_fail("%s: %s completion len %zu, expected %zu", where,
+			   op_name(op->kind), op->entry.len, len);
+		return false;
+	}
+	return true;
+}
+
+static bool expect_tag(const struct op *op, uint64_t tag, const char *where)
+{
+	if (op->entry.tag == tag)
+		return true;
+	check_fail("%s: completion tag %#llx, expected %#llx", where,
+		   (unsigned long long) op->entry.tag, (unsigned long long) tag);
+	return false;
+}
+
+/* After each test: nothing more may arrive, and every operation posted
+ * completed exactly once. The sync keeps the next test's traffic out of
+ * this drain. */
+static void end_test(struct session *s, const char *test, enum sync_code code)
+{
+	drain(s, DRAIN_MS);
+	check_begin("%s: exact completion counts", test);
+	if (s->stray)
+		check_fail("%u completions for no outstanding operation (%s)",
+			   s->stray, s->stray_note);
+	if (s->tx_done != s->tx_posted)
+		check_fail("%u transmit completions for %u transmits posted",
+			   s->tx_done, s->tx_posted);
+	if (s->rx_done != s->rx_posted)
+		check_fail("%u receive completions for %u receives posted",
+			   s->rx_done, s->rx_posted);
+	check_end();
+	s->pending_count = 0;
+	s->tx_posted = s->rx_posted = s->tx_done = s->rx_done = s->stray = 0;
+	oob_sync(s, code, test);
+}
+
+/* ---------------------------------------------------------------- 1: ping-pong */
+
+static void ping_pong_once(struct session *s, struct buf *tx, struct buf *rx,
+			   size_t size, uint32_t iter)
+{
+	enum pattern out = s->is_server ? PAT_PONG : PAT_PING;
+	enum pattern in = s->is_server ? PAT_PING : PAT_PONG;
+	struct op ops[2];	/* [0] send, [1] receive */
+	char where[48];
+
+	snprintf(where, sizeof(where), "iteration %u", iter);
+	poison_for(rx->data, size, in, size, iter);
+	op_init(&ops[1], OP_RECV, rx->data, size);
+	post_op(s, &ops[1]);
+	if (s->is_server)
+		wait_ops(s, &ops[1], 1, "the ping");
+
+	fill_pattern(tx->data, size, out, size, iter);
+	op_init(&ops[0], OP_SEND, tx->data, size);
+	post_op(s, &ops[0]);
+	wait_ops(s, ops, 2, s->is_server ? "the pong's send" : "the ping and pong");
+
+	expect_completed(&ops[0], FI_SEND | FI_MSG, where);
+	if (expect_received(&ops[1], FI_RECV | FI_MSG, size, where))
+		expect_payload(rx, size, in, size, iter, where);
+	else
+		expect_guards(rx, where);
+}
+
+static void test_ping_pong(struct session *s, size_t size)
+{
+	struct buf tx, rx;
+	uint32_t iter;
+
+	buf_alloc(&tx, size);
+	buf_alloc(&rx, size);
+	check_begin("fi_send/fi_recv ping-pong, %zu bytes", size);
+	for (iter = 0; iter < s->opt.iters; iter++)
+		ping_pong_once(s, &tx, &rx, size, iter);
+	check_end();
+	buf_free(&tx);
+	buf_free(&rx);
+}
+
+/* ----------------------------------------------------------- 2: tags and masks */
+
+static uint64_t tag_a_sent(uint32_t iter)
+{
+	return TAG_A | ((0x0101u * iter + 0x11u) & TAG_A_IGNORE);
+}
+
+static uint64_t tag_b_sent(uint32_t iter)
+{
+	return TAG_B | ((uint64_t) ((iter + 1) & 0xff) << 24);
+}
+
+/* Receive A is posted first and B is sent first: a provider that matched
+ * without the tag, or with the wrong mask, would put B into A's buffer. */
+static void tagged_receive(struct session *s, struct buf *bufs, size_t size,
+			   uint32_t iter)
+{
+	struct op ops[2];	/* [0] tag A, [1] tag B */
+	char where[48];
+
+	poison_for(bufs[0].data, size, PAT_TAG_A, size, iter);
+	poison_for(bufs[1].data, size, PAT_TAG_B, size, iter);
+	op_init(&ops[0], OP_TRECV, bufs[0].data, size);
+	ops[0].tag = TAG_A;
+	ops[0].ignore = TAG_A_IGNORE;
+	op_init(&ops[1], OP_TRECV, bufs[1].data, size);
+	ops[1].tag = TAG_B;
+	ops[1].ignore = TAG_B_IGNORE;
+	post_op(s, &ops[0]);
+	post_op(s, &ops[1]);
+	oob_signal(s, SIG_POSTED);
+	wait_ops(s, ops, 2, "tagged receives A and B");
+
+	snprintf(where, sizeof(where), "iteration %u, receive A", iter);
+	if (expect_received(&ops[0], FI_RECV | FI_TAGGED, size, where) &&
+	    expect_tag(&ops[0], tag_a_sent(iter), where))
+		expect_payload(&bufs[0], size, PAT_TAG_A, size, iter, where);
+	expect_guards(&bufs[0], where);
+	snprintf(where, sizeof(where), "iteration %u, receive B", iter);
+	if (expect_received(&ops[1], FI_RECV | FI_TAGGED, size, where) &&
+	    expect_tag(&ops[1], tag_b_sent(iter), where))
+		expect_payload(&bufs[1], size, PAT_TAG_B, size, iter, where);
+	expect_guards(&bufs[1], where);
+}
+
+static void tagged_send(struct session *s, struct buf *bufs, size_t size,
+			uint32_t iter)
+{
+	struct op ops[2];	/* [0] tag B, [1] tag A: B goes first */
+	char where[48];
+
+	fill_pattern(bufs[0].data, size, PAT_TAG_B, size, iter);
+	fill_pattern(bufs[1].data, size, PAT_TAG_A, size, iter);
+	op_init(&ops[0], OP_TSEND, bufs[0].data, size);
+	ops[0].tag = tag_b_sent(iter);
+	op_init(&ops[1], OP_TSEND, bufs[1].data, size);
+	ops[1].tag = tag_a_sent(iter);
+	oob_wait_signal(s, SIG_POSTED, "post tagged receives A and B");
+	post_op(s, &ops[0]);
+	post_op(s, &ops[1]);
+	wait_ops(s, ops, 2, "tagged sends B and A");
+
+	snprintf(where, sizeof(where), "iteration %u, send B", iter);
+	expect_completed(&ops[0], FI_SEND | FI_TAGGED, where);
+	snprintf(where, sizeof(where), "iteration %u, send A", iter);
+	expect_completed(&ops[1], FI_SEND | FI_TAGGED, where);
+}
+
+static void test_tagged(struct session *s, size_t size, enum direction dir)
+{
+	struct buf bufs[2];
+	uint32_t iter;
+
+	bufs_alloc(bufs, 2, size);
+	check_begin("fi_tsend B then A into fi_trecv A and B with ignore masks, "
+		    "%zu bytes, %s", size, dir_name(s, dir));
+	for (iter = 0; iter < s->opt.iters; iter++) {
+		if (is_sender(s, dir))
+			tagged_send(s, bufs, size, iter);
+		else
+			tagged_receive(s, bufs, size, iter);
+	}
+	check_end();
+	bufs_free(bufs, 2);
+}
+
+/* -------------------------------------------------------------- 3: CQ data */
+
+static uint64_t cq_data_value(const struct session *s, enum pattern pat,
+			      size_t size, uint32_t iter)
+{
+	size_t bytes = s->info->domain_attr->cq_data_size;
+	uint64_t v = 0;
+	size_t i;
+
+	for (i = 0; i < 8; i++)
+		v = (v << 8) | pattern_byte(pat, size, iter, 1000 + i);
+	return bytes >= 8 ? v : v & ((1ULL << (8 * bytes)) - 1);
+}
+
+static bool expect_cq_data(const struct op *op, uint64_t data, const char *where)
+{
+	if (op->entry.data == data)
+		return true;
+	check_fail("%s: completion data %#llx, expected %#llx", where,
+		   (unsigned long long) op->entry.data, (unsigned long long) data);
+	return false;
+}
+
+static void cq_data_receive(struct session *s, struct buf *bufs, size_t size,
+			    uint32_t iter)
+{
+	struct op ops[2];	/* [0] fi_recv, [1] fi_trecv */
+	char where[64];
+
+	poison_for(bufs[0].data, size, PAT_DATA_MSG, size, iter);
+	poison_for(bufs[1].data, size, PAT_DATA_TAGGED, size, iter);
+	op_init(&ops[0], OP_RECV, bufs[0].data, size);
+	op_init(&ops[1], OP_TRECV, bufs[1].data, size);
+	ops[1].tag = TAG_DATA;
+	post_op(s, &ops[0]);
+	post_op(s, &ops[1]);
+	oob_signal(s, SIG_POSTED);
+	wait_ops(s, ops, 2, "receives of fi_senddata and fi_tsenddata");
+
+	snprintf(where, sizeof(where), "iteration %u, fi_senddata", iter);
+	if (expect_received(&ops[0], FI_RECV | FI_MSG | FI_REMOTE_CQ_DATA, size, where) &&
+	    expect_cq_data(&ops[0], cq_data_value(s, PAT_DATA_MSG, size, iter), where))
+		expect_payload(&bufs[0], size, PAT_DATA_MSG, size, iter, where);
+	expect_guards(&bufs[0], where);
+	snprintf(where, sizeof(where), "iteration %u, fi_tsenddata", iter);
+	if (expect_received(&ops[1], FI_RECV | FI_TAGGED | FI_REMOTE_CQ_DATA, size,
+			    where) &&
+	    expect_tag(&ops[1], TAG_DATA, where) &&
+	    expect_cq_data(&ops[1], cq_data_value(s, PAT_DATA_TAGGED, size, iter), where))
+		expect_payload(&bufs[1], size, PAT_DATA_TAGGED, size, iter, where);
+	expect_guards(&bufs[1], where);
+}
+
+static void cq_data_send(struct session *s, struct buf *bufs, size_t size,
+			 uint32_t iter)
+{
+	struct op ops[2];	/* [0] fi_senddata, [1] fi_tsenddata */
+	char where[64];
+
+	fill_pattern(bufs[0].data, size, PAT_DATA_MSG, size, iter);
+	fill_pattern(bufs[1].data, size, PAT_DATA_TAGGED, size, iter);
+	op_init(&ops[0], OP_SENDDATA, bufs[0].data, size);
+	ops[0].data = cq_data_value(s, PAT_DATA_MSG, size, iter);
+	op_init(&ops[1], OP_TSENDDATA, bufs[1].data, size);
+	ops[1].data = cq_data_value(s, PAT_DATA_TAGGED, size, iter);
+	ops[1].tag = TAG_DATA;
+	oob_wait_signal(s, SIG_POSTED, "post receives for CQ data");
+	post_op(s, &ops[0]);
+	post_op(s, &ops[1]);
+	wait_ops(s, ops, 2, "fi_senddata and fi_tsenddata");
+
+	snprintf(where, sizeof(where), "iteration %u, fi_senddata", iter);
+	expect_completed(&ops[0], FI_SEND | FI_MSG, where);
+	snprintf(where, sizeof(where), "iteration %u, fi_tsenddata", iter);
+	expect_completed(&ops[1], FI_SEND | FI_TAGGED, where);
+}
+
+static void test_cq_data(struct session *s, size_t size, enum direction dir)
+{
+	struct buf bufs[2];
+	uint32_t iter;
+
+	bufs_alloc(bufs, 2, size);
+	check_begin("fi_senddata/fi_tsenddata with remote CQ data, %zu bytes, %s",
+		    size, dir_name(s, dir));
+	for (iter = 0; iter < s->opt.iters; iter++) {
+		if (is_sender(s, dir))
+			cq_data_send(s, bufs, size, iter);
+		else
+			cq_data_receive(s, bufs, size, iter);
+	}
+	check_end();
+	bufs_free(bufs, 2);
+}
+
+/* ---------------------------------------------------------------- 4: inject */
+
+static void inject_receive(struct session *s, struct buf *b, size_t size, uint32_t iter)
+{
+	struct op op;
+	char where[48];
+
+	snprintf(where, sizeof(where), "iteration %u", iter);
+	poison_for(b->data, size, PAT_INJECT, size, iter);
+	op_init(&op, OP_RECV, b->data, size);
+	post_op(s, &op);
+	oob_signal(s, SIG_POSTED);
+	wait_ops(s, &op, 1, "the receive of an injected message");
+	if (expect_received(&op, FI_RECV | FI_MSG, size, where))
+		expect_payload(b, size, PAT_INJECT, size, iter, where);
+	else
+		expect_guards(b, where);
+}
+
+/* fi_inject hands the buffer back on return: scribbling over it at once
+ * shows whether the provider really took a copy. */
+static void inject_send(struct session *s, struct buf *b, size_t size, uint32_t iter)
+{
+	fill_pattern(b->data, size, PAT_INJECT, size, iter);
+	oob_wait_signal(s, SIG_POSTED, "post a receive for fi_inject");
+	post_inject(s, b->data, size);
+	poison_for(b->data, size, PAT_INJECT, size, iter);
+}
+
+static void test_inject(struct session *s, size_t size, enum direction dir)
+{
+	struct buf b;
+	uint32_t iter;
+
+	buf_alloc(&b, size);
+	check_begin("fi_inject, no transmit completion, %zu bytes, %s", size,
+		    dir_name(s, dir));
+	for (iter = 0; iter < s->opt.iters; iter++) {
+		if (is_sender(s, dir))
+			inject_send(s, &b, size, iter);
+		else
+			inject_receive(s, &b, size, iter);
+	}
+	check_end();
+	buf_free(&b);
+}
+
+/* ------------------------------------------------- 5: ordering, unexpected */
+
+/* Message k of a burst: byte 0 is k, the rest a pattern of (size, iter, k). */
+static uint32_t order_iter(uint32_t iter, unsigned k)
+{
+	return iter * ORDER_BURST + k;
+}
+
+static void order_fill(uint8_t *p, size_t size, uint32_t iter, unsigned k)
+{
+	fill_pattern(p, size, PAT_ORDER, size, order_iter(iter, k));
+	if (size)
+		p[0] = (uint8_t) k;
+}
+
+static void order_poison(uint8_t *p, size_t size, uint32_t iter, unsigned k)
+{
+	poison_for(p, size, PAT_ORDER, size, order_iter(iter, k));
+	if (size)
+		p[0] = (uint8_t) ~k;
+}
+
+static void order_check_one(const struct op *op, const struct buf *b, size_t size,
+			    uint32_t iter, unsigned k, bool tagged)
+{
+	uint64_t flags = FI_RECV | (tagged ? FI_TAGGED : FI_MSG);
+	char where[64];
+	size_t bad;
+
+	snprintf(where, sizeof(where), "iteration %u, receive %u", iter, k);
+	expect_guards(b, where);
+	if (!expect_received(op, flags, size, where))
+		return;
+	if (tagged && !expect_tag(op, TAG_ORDER | k, where))
+		return;
+	if (size && b->data[0] != (uint8_t) k) {
+		check_fail("%s: got message %u, out of send order", where,
+			   b->data[0]);
+		return;
+	}
+	bad = first_mismatch(b->data, 1, size, PAT_ORDER, size, order_iter(iter, k));
+	if (bad < size)
+		check_fail("%s: byte %zu of %zu is %#04x, expected %#04x", where,
+			   bad, size, b->data[bad],
+			   pattern_byte(PAT_ORDER, size, order_iter(iter, k), bad));
+}
+
+/* Sends the whole burst before the receiver posts anything, then tells it
+ * so; the transmits may only complete once it posts (rendezvous). */
+static void order_send(struct session *s, struct op *ops, struct buf *bufs,
+		       size_t size, uint32_t iter, bool tagged)
+{
+	uint64_t flags = FI_SEND | (tagged ? FI_TAGGED : FI_MSG);
+	char where[64];
+	unsigned k;
+
+	for (k = 0; k < ORDER_BURST; k++) {
+		order_fill(bufs[k].data, size, iter, k);
+		op_init(&ops[k], tagged ? OP_TSEND : OP_SEND, bufs[k].data, size);
+		ops[k].tag = TAG_ORDER | k;
+		post_op(s, &ops[k]);
+	}
+	oob_signal(s, SIG_SENT);
+	wait_ops(s, ops, ORDER_BURST, "a burst of sends");
+	for (k = 0; k < ORDER_BURST; k++) {
+		snprintf(where, sizeof(where), "iteration %u, send %u", iter, k);
+		expect_completed(&ops[k], flags, where);
+	}
+}
+
+static void order_receive(struct session *s, struct op *ops, struct buf *bufs,
+			  size_t size, uint32_t iter, bool tagged)
+{
+	unsigned k;
+
+	oob_wait_signal(s, SIG_SENT, "send its burst");
+	drain(s, ORDER_SETTLE_MS);
+	for (k = 0; k < ORDER_BURST; k++) {
+		order_poison(bufs[k].data, size, iter, k);
+		op_init(&ops[k], tagged ? OP_TRECV : OP_RECV, bufs[k].data, size);
+		ops[k].tag = TAG_ORDER;
+		ops[k].ignore = TAG_ORDER_IGNORE;
+		post_op(s, &ops[k]);
+	}
+	wait_ops(s, ops, ORDER_BURST, "receives of an unexpected burst");
+	for (k = 0; k < ORDER_BURST; k++)
+		order_check_one(&ops[k], &bufs[k], size, iter, k, tagged);
+}
+
+static void test_ordering(struct session *s, size_t size, enum direction dir,
+			  bool tagged)
+{
+	struct op ops[ORDER_BURST];
+	struct buf bufs[ORDER_BURST];
+	uint32_t iter;
+
+	bufs_alloc(bufs, ORDER_BURST, size);
+	check_begin("%d %s sent before any receive, matched in send order, "
+		    "%zu bytes, %s", ORDER_BURST,
+		    tagged ? "fi_tsend" : "fi_send", size, dir_name(s, dir));
+	for (iter = 0; iter < s->opt.iters; iter++) {
+		if (is_sender(s, dir))
+			order_send(s, ops, bufs, size, iter, tagged);
+		else
+			order_receive(s, ops, bufs, size, iter, tagged);
+	}
+	check_end();
+	bufs_free(bufs, ORDER_BURST);
+}
+
+/* ------------------------------------------------------------ 7: truncation */
+
+/* The message that follows each truncated one has a pattern of its own. */
+static uint32_t trunc_next_iter(uint32_t iter)
+{
+	return iter | 0x80000000u;
+}
+
+static void trunc_receive_short(struct session *s, struct buf *b, uint32_t iter,
+				bool tagged)
+{
+	struct op op;
+	char where[48];
+
+	snprintf(where, sizeof(where), "iteration %u", iter);
+	memset(b->data, 0, TRUNC_POSTED);
+	op_init(&op, tagged ? OP_TRECV : OP_RECV, b->data, TRUNC_POSTED);
+	op.tag = TAG_TRUNC;
+	post_op(s, &op);
+	oob_signal(s, SIG_POSTED);
+	wait_ops(s, &op, 1, "a receive too short for its message");
+	expect_guards(b, where);
+	if (op.completions != 1)
+		check_fail("%s: %d completions", where, op.completions);
+	else if (!op.err)
+		check_fail("%s: a successful completion (len %zu), expected error "
+			   "FI_ETRUNC", where, op.entry.len);
+	else if (op.err != FI_ETRUNC)
+		check_fail("%s: completion error %s, expected FI_ETRUNC", where,
+			   op.err_text);
+	else if (op.olen != TRUNC_SENT - TRUNC_POSTED)
+		check_fail("%s: olen %zu, expected %d", where, op.olen,
+			   TRUNC_SENT - TRUNC_POSTED);
+}
+
+/* A truncation is the receiver's error alone: the endpoint must go on
+ * delivering what follows. */
+static void trunc_receive_next(struct session *s, struct buf *b, uint32_t iter,
+			       bool tagged)
+{
+	uint32_t next = trunc_next_iter(iter);
+	struct op op;
+	char where[48];
+
+	snprintf(where, sizeof(where), "iteration %u, the next message", iter);
+	poison_for(b->data, TRUNC_SENT, PAT_TRUNC, TRUNC_SENT, next);
+	op_init(&op, tagged ? OP_TRECV : OP_RECV, b->data, TRUNC_SENT);
+	op.tag = TAG_TRUNC;
+	post_op(s, &op);
+	oob_signal(s, SIG_POSTED);
+	wait_ops(s, &op, 1, "the message after a truncated one");
+	if (expect_received(&op, FI_RECV | (tagged ? FI_TAGGED : FI_MSG), TRUNC_SENT,
+			    where))
+		expect_payload(b, TRUNC_SENT, PAT_TRUNC, TRUNC_SENT, next, where);
+	else
+		expect_guards(b, where);
+}
+
+static void trunc_send_one(struct session *s, struct buf *b, uint32_t pattern_iter,
+			   bool tagged, const char *where)
+{
+	struct op op;
+
+	fill_pattern(b->data, TRUNC_SENT, PAT_TRUNC, TRUNC_SENT, pattern_iter);
+	op_init(&op, tagged ? OP_TSEND : OP_SEND, b->data, TRUNC_SENT);
+	op.tag = TAG_TRUNC;
+	oob_wait_signal(s, SIG_POSTED, "post a receive");
+	post_op(s, &op);
+	wait_ops(s, &op, 1, "a send to the truncation test's receiver");
+	expect_completed(&op, FI_SEND | (tagged ? FI_TAGGED : FI_MSG), where);
+}
+
+static void trunc_send(struct session *s, struct buf *b, uint32_t iter, bool tagged)
+{
+	char where[64];
+
+	snprintf(where, sizeof(where), "iteration %u, sending into a short buffer",
+		 iter);
+	trunc_send_one(s, b, iter, tagged, where);
+	snprintf(where, sizeof(where), "iteration %u, sending the next message", iter);
+	trunc_send_one(s, b, trunc_next_iter(iter), tagged, where);
+}
+
+static void test_truncation(struct session *s, enum direction dir, bool tagged)
+{
+	struct buf bufs[2];	/* the short receive, the next one */
+	uint32_t iter;
+
+	buf_alloc(&bufs[0], TRUNC_POSTED);
+	buf_alloc(&bufs[1], TRUNC_SENT);
+	check_begin("%d-byte %s into a %d-byte receive: FI_ETRUNC, olen %d, then "
+		    "the next message intact, %s", TRUNC_SENT,
+		    tagged ? "fi_tsend" : "fi_send", TRUNC_POSTED,
+		    TRUNC_SENT - TRUNC_POSTED, dir_name(s, dir));
+	for (iter = 0; iter < s->opt.iters; iter++) {
+		if (is_sender(s, dir)) {
+			trunc_send(s, &bufs[1], iter, tagged);
+			continue;
+		}
+		trunc_receive_short(s, &bufs[0], iter, tagged);
+		trunc_receive_next(s, &bufs[1], iter, tagged);
+	}
+	check_end();
+	bufs_free(bufs, 2);
+}
+
+/* ------------------------------------------------------------------- driver */
+
+static size_t size_count(const struct session *s)
+{
+	size_t n = 0;
+
+	while (n < ARRAY_SIZE(test_sizes) && test_sizes[n] <= s->opt.max_size)
+		n++;
+	return n;
+}
+
+static void run_ping_pong(struct session *s)
+{
+	size_t i;
+
+	for (i = 0; i < size_count(s); i++)
+		test_ping_pong(s, test_sizes[i]);
+	end_test(s, "ping-pong", SYNC_PING_PONG);
+}
+
+static void run_tagged(struct session *s)
+{
+	size_t i;
+	int dir;
+
+	for (dir = CLIENT_TO_SERVER; dir <= SERVER_TO_CLIENT; dir++)
+		for (i = 0; i < size_count(s); i++)
+			test_tagged(s, test_sizes[i], dir);
+	end_test(s, "tagged", SYNC_TAGGED);
+}
+
+static void run_cq_data(struct session *s)
+{
+	char why[96];
+	size_t i;
+	int dir;
+
+	if (s->info->domain_attr->cq_data_size < 4) {
+		snprintf(why, sizeof(why), "the provider carries %zu bytes of CQ "
+			 "data, the test needs 4", s->info->domain_attr->cq_data_size);
+		note_skip("fi_senddata/fi_tsenddata with remote CQ data", why);
+		return;
+	}
+	for (dir = CLIENT_TO_SERVER; dir <= SERVER_TO_CLIENT; dir++)
+		for (i = 0; i < size_count(s); i++)
+			test_cq_data(s, test_sizes[i], dir);
+	end_test(s, "remote CQ data", SYNC_CQ_DATA);
+}
+
+static void run_inject(struct session *s)
+{
+	size_t limit = s->info->tx_attr->inject_size, i, skipped = 0;
+	char why[96];
+	int dir;
+
+	for (dir = CLIENT_TO_SERVER; dir <= SERVER_TO_CLIENT; dir++) {
+		for (i = 0; i < size_count(s); i++) {
+			if (test_sizes[i] <= limit)
+				test_inject(s, test_sizes[i], dir);
+			else if (dir == CLIENT_TO_SERVER)
+				skipped++;
+		}
+	}
+	if (skipped) {
+		snprintf(why, sizeof(why), "%zu sizes above inject_size %zu", skipped,
+			 limit);
+		note_skip("fi_inject of larger messages", why);
+	}
+	end_test(s, "inject", SYNC_INJECT);
+}
+
+static void run_ordering(struct session *s)
+{
+	size_t i;
+	int dir;
+
+	check_once((s->info->tx_attr->msg_order & FI_ORDER_SAS) &&
+		   (s->info->rx_attr->msg_order & FI_ORDER_SAS),
+		   "the provider promises FI_ORDER_SAS (send after send)",
+		   "msg_order lacks it; the ordering test runs anyway");
+	if (size_count(s) && !test_sizes[0])
+		note_skip("payload order of 0-byte fi_send bursts",
+			  "no payload to number; the fi_tsend burst checks their "
+			  "order by tag");
+	for (dir = CLIENT_TO_SERVER; dir <= SERVER_TO_CLIENT; dir++) {
+		for (i = 0; i < size_count(s); i++) {
+			test_ordering(s, test_sizes[i], dir, false);
+			test_ordering(s, test_sizes[i], dir, true);
+		}
+	}
+	end_test(s, "ordering", SYNC_ORDER);
+}
+
+static void run_truncation(struct session *s)
+{
+	int dir;
+
+	for (dir = CLIENT_TO_SERVER; dir <= SERVER_TO_CLIENT; dir++) {
+		test_truncation(s, dir, false);
+		test_truncation(s, dir, true);
+	}
+	end_test(s, "truncation", SYNC_TRUNC);
+}
+
+/* ------------------------------------------------------------------- setup */
+
+/* Without memory registration, a provider that needs local MRs is no use. */
+static bool info_usable(const struct fi_info *info)
+{
+	return !(info->domain_attr->mr_mode & FI_MR_LOCAL) &&
+	       !(info->mode & FI_LOCAL_MR);
+}
+
+/*
+ * A core provider offers one info per interface; the one carrying the
+ * control connection is known to reach the peer. Providers with addresses
+ * of their own format (mrail) are taken as they come.
+ */
+static bool info_on_local_ip(const struct fi_info *info,
+			     const struct sockaddr_storage *local)
+{
+	const struct sockaddr *sa = info->src_addr;
+
+	if (!sa || info->src_addrlen < sizeof(struct sockaddr_in) ||
+	    sa->sa_family != local->ss_family)
+		return false;
+	if (info->addr_format != FI_SOCKADDR && info->addr_format != FI_SOCKADDR_IN &&
+	    info->addr_format != FI_SOCKADDR_IN6)
+		return false;
+	if (sa->sa_family == AF_INET)
+		return !memcmp(&((const struct sockaddr_in *) sa)->sin_addr,
+			       &((const struct sockaddr_in *) local)->sin_addr,
+			       sizeof(struct in_addr));
+	if (sa->sa_family == AF_INET6 &&
+	    info->src_addrlen >= sizeof(struct sockaddr_in6))
+		return !memcmp(&((const struct sockaddr_in6 *) sa)->sin6_addr,
+			       &((const struct sockaddr_in6 *) local)->sin6_addr,
+			       sizeof(struct in6_addr));
+	return false;
+}
+
+static struct fi_info *choose_info(struct session *s)
+{
+	struct fi_info *info, *first = NULL;
+
+	for (info = s->info_list; info; info = info->next) {
+		if (!info_usable(info)) {
+			if (s->opt.verbose)
+				printf("note: skipping domain %s: it needs FI_MR_LOCAL\n",
+				       info->domain_attr->name);
+			continue;
+		}
+		if (info_on_local_ip(info, &s->local_ip))
+			return info;
+		if (!first)
+			first = info;
+	}
+	return first;
+}
+
+static struct fi_info *make_hints(const struct options *opt)
+{
+	struct fi_info *hints = fi_allocinfo();
+
+	if (!hints)
+		fatal("fi_allocinfo: out of memory");
+	hints->ep_attr->type = FI_EP_RDM;
+	hints->caps = FI_MSG | FI_TAGGED;
+	hints->mode = FI_CONTEXT;
+	hints->domain_attr->mr_mode = 0;
+	/* The ordering test depends on it, so ask for it. */
+	hints->tx_attr->msg_order = FI_ORDER_SAS;
+	hints->rx_attr->msg_order = FI_ORDER_SAS;
+	hints->fabric_attr->prov_name = strdup(opt->prov);
+	return hints;
+}
+
+static int get_info(struct session *s)
+{
+	struct fi_info *hints = make_hints(&s->opt);
+	char detail[200];
+	int ret;
+
+	ret = fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, &s->info_list);
+	fi_freeinfo(hints);
+	snprintf(detail, sizeof(detail), "%s", ret ? fi_strerror(-ret) : "");
+	check_once(ret == 0, "fi_getinfo: FI_EP_RDM with FI_MSG|FI_TAGGED", detail);
+	if (ret)
+		return ret;
+	s->info = choose_info(s);
+	check_once(s->info != NULL, "an info that needs no memory registration",
+		   "every info the provider offers needs FI_MR_LOCAL");
+	if (!s->info)
+		return -FI_ENODATA;
+	if (s->opt.verbose)
+		printf("note: provider %s, fabric %s, domain %s, inject_size %zu, "
+		       "cq_data_size %zu\n", s->info->fabric_attr->prov_name,
+		       s->info->fabric_attr->name, s->info->domain_attr->name,
+		       s->info->tx_attr->inject_size,
+		       s->info->domain_attr->cq_data_size);
+	return 0;
+}
+
+static int setup_step(int ret, const char *what)
+{
+	check_once(ret == 0, what, ret ? fi_strerror(-ret) : NULL);
+	return ret;
+}
+
+static int open_endpoint(struct session *s)
+{
+	struct fi_cq_attr cq_attr = {
+		.size = CQ_SIZE,
+		.format = FI_CQ_FORMAT_TAGGED,
+		.wait_obj = FI_WAIT_NONE,
+	};
+	struct fi_av_attr av_attr = { .type = FI_AV_TABLE, .count = 2 };
+	int ret;
+
+	ret = setup_step(fi_fabric(s->info->fabric_attr, &s->fabric, NULL), "fi_fabric");
+	if (!ret)
+		ret = setup_step(fi_domain(s->fabric, s->info, &s->domain, NULL),
+				 "fi_domain");
+	if (!ret)
+		ret = setup_step(fi_av_open(s->domain, &av_attr, &s->av, NULL),
+				 "fi_av_open (table)");
+	if (!ret)
+		ret = setup_step(fi_cq_open(s->domain, &cq_attr, &s->cq, NULL),
+				 "fi_cq_open (tagged format)");
+	if (!ret)
+		ret = setup_step(fi_endpoint(s->domain, s->info, &s->ep, NULL),
+				 "fi_endpoint");
+	if (!ret)
+		ret = setup_step(fi_ep_bind(s->ep, &s->cq->fid, FI_TRANSMIT | FI_RECV),
+				 "bind the CQ for transmit and receive");
+	if (!ret)
+		ret = setup_step(fi_ep_bind(s->ep, &s->av->fid, 0), "bind the AV");
+	if (!ret)
+		ret = setup_step(fi_enable(s->ep), "fi_enable");
+	return ret;
+}
+
+static int insert_peer(struct session *s)
+{
+	uint8_t ours[MAX_NAME_LEN], theirs[MAX_NAME_LEN];
+	size_t our_len = sizeof(ours), their_len;
+	char detail[64];
+	int ret;
+
+	ret = setup_step(fi_getname(&s->ep->fid, ours, &our_len), "fi_getname");
+	if (ret)
+		return ret;
+	oob_exchange_names(s, ours, our_len, theirs, &their_len);
+	ret = fi_av_insert(s->av, theirs, 1, &s->peer, 0, NULL);
+	snprintf(detail, sizeof(detail), "returned %d", ret);
+	check_once(ret == 1, "fi_av_insert of the peer's address", detail);
+	return ret == 1 ? 0 : -FI_EINVAL;
+}
+
+static void close_fid(struct fid *fid, const char *what)
+{
+	int ret;
+
+	if (!fid)
+		return;
+	ret = fi_close(fid);
+	if (ret)
+		check_once(false, what, fi_strerror(-ret));
+}
+
+static void close_all(struct session *s)
+{
+	close_fid(s->ep ? &s->ep->fid : NULL, "close the endpoint");
+	close_fid(s->av ? &s->av->fid : NULL, "close the AV");
+	close_fid(s->cq ? &s->cq->fid : NULL, "close the CQ");
+	close_fid(s->domain ? &s->domain->fid : NULL, "close the domain");
+	close_fid(s->fabric ? &s->fabric->fid : NULL, "close the fabric");
+	fi_freeinfo(s->info_list);
+	if (s->sock >= 0)
+		close(s->sock);
+}
+
+static void usage(const char *prog)
+{
+	fprintf(stderr, "usage: %s [-p PROVIDER] [-E PORT] [-S MAXSIZE] [-I ITERS] "
+		"[-v] [SERVER_ADDR]\n"
+		"  -p  provider (default %s), e.g. \"tcp;ofi_rxm\"\n"
+		"  -E  TCP port of the control connection (default %d)\n"
+		"  -S  largest message size tested (default %zu)\n"
+		"  -I  iterations per size (default %d)\n"
+		"  -v  print every check\n"
+		"The server runs without SERVER_ADDR, the client with it.\n",
+		prog, DEFAULT_PROV, DEFAULT_PORT,
+		test_sizes[ARRAY_SIZE(test_sizes) - 1], DEFAULT_ITERS);
+}
+
+static bool parse_uint(const char *text, unsigned long long max,
+		       unsigned long long *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtoull(text, &end, 10);
+	return !errno && end != text && !*end && *text != '-' && *out <= max;
+}
+
+static int parse_options(int argc, char **argv, struct options *opt)
+{
+	unsigned long long v;
+	int c;
+
+	*opt = (struct options) {
+		.prov = DEFAULT_PROV,
+		.port = DEFAULT_PORT,
+		.max_size = test_sizes[ARRAY_SIZE(test_sizes) - 1],
+		.iters = DEFAULT_ITERS,
+	};
+	while ((c = getopt(argc, argv, "p:E:S:I:vh")) != -1) {
+		switch (c) {
+		case 'p':
+			opt->prov = optarg;
+			break;
+		case 'E':
+			if (!parse_uint(optarg, 65535, &v) || !v)
+				goto bad;
+			opt->port = (unsigned) v;
+			break;
+		case 'S':
+			if (!parse_uint(optarg, SIZE_MAX, &v))
+				goto bad;
+			opt->max_size = (size_t) v;
+			break;
+		case 'I':
+			if (!parse_uint(optarg, 1000000, &v) || !v)
+				goto bad;
+			opt->iters = (unsigned) v;
+			break;
+		case 'v':
+			opt->verbose = true;
+			break;
+		default:
+			usage(argv[0]);
+			return c == 'h' ? 1 : 2;
+		}
+	}
+	if (optind < argc - 1) {
+		fprintf(stderr, "fi_mrail_msg: one server address at most\n");
+		usage(argv[0]);
+		return 2;
+	}
+	opt->server = optind < argc ? argv[optind] : NULL;
+	return 0;
+bad:
+	fprintf(stderr, "fi_mrail_msg: bad value \"%s\" for -%c\n", optarg, c);
+	usage(argv[0]);
+	return 2;
+}
+
+int main(int argc, char **argv)
+{
+	struct session s = { .sock = -1, .peer = FI_ADDR_NOTAVAIL };
+	int ret;
+
+	ret = parse_options(argc, argv, &s.opt);
+	if (ret)
+		return ret == 1 ? 0 : 2;
+	chk.verbose = s.opt.verbose;
+	s.is_server = !s.opt.server;
+
+	oob_open(&s);
+	oob_hello(&s);
+	if (get_info(&s) || open_endpoint(&s) || insert_peer(&s))
+		goto out;
+	oob_sync(&s, SYNC_START, "open its endpoint");
+
+	run_ping_pong(&s);
+	run_tagged(&s);
+	run_cq_data(&s);
+	run_inject(&s);
+	run_ordering(&s);
+	run_truncation(&s);
+	oob_sync(&s, SYNC_END, "finish");
+out:
+	close_all(&s);
+	print_summary();
+	return chk.failed ? 1 : 0;
+}

@@ -1,0 +1,379 @@
+/*
+ * Endpoint: one core endpoint per rail, each with its own CQ and a pool of
+ * bounce buffers, bound to the rail's AV. Progress reads the rails' CQs and
+ * hands what arrived to mrail_msg.c.
+ */
+#include "mrail.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int mrail_ep_reserve_peer(struct mrail_ep *ep, fi_addr_t fi_addr)
+{
+	struct mrail_peer_rx *rx;
+	uint64_t *seq;
+	size_t cap;
+
+	if (fi_addr < ep->peer_cap)
+		return 0;
+	cap = ep->peer_cap ? ep->peer_cap : 64;
+	while (cap <= fi_addr)
+		cap *= 2;
+	seq = realloc(ep->tx_seq, cap * sizeof(*seq));
+	if (!seq)
+		return -FI_ENOMEM;
+	ep->tx_seq = seq;
+	rx = realloc(ep->rx_peers, cap * sizeof(*rx));
+	if (!rx)
+		return -FI_ENOMEM;
+	ep->rx_peers = rx;
+	memset(seq + ep->peer_cap, 0, (cap - ep->peer_cap) * sizeof(*seq));
+	memset(rx + ep->peer_cap, 0, (cap - ep->peer_cap) * sizeof(*rx));
+	ep->peer_cap = cap;
+	return 0;
+}
+
+int mrail_ep_repost_rx(struct mrail_ep *ep, struct mrail_rail_buf *buf)
+{
+	return (int) fi_recv(ep->rail_eps[buf->rail], buf->data, MRAIL_RAIL_BUF_LEN,
+			     ep->rail_desc[buf->rail], FI_ADDR_UNSPEC, &buf->ctx);
+}
+
+static void rail_handle_error(struct mrail_ep *ep, size_t rail)
+{
+	struct fi_cq_err_entry err = { 0 };
+	struct mrail_rail_buf *buf;
+
+	if (fi_cq_readerr(ep->rail_cqs[rail], &err, 0) != 1)
+		return;
+	buf = err.op_context;
+	if (!buf)
+		return;
+	if (buf->kind == MRAIL_BUF_TX) {
+		mrail_msg_handle_tx(ep, buf, err.err ? err.err : FI_EIO);
+		return;
+	}
+	if (err.err != FI_ECANCELED) {
+		MRAIL_WARN(FI_LOG_EP_DATA, "rail %zu: receive failed: %s\n",
+			   rail + 1, fi_strerror(err.err));
+		mrail_ep_repost_rx(ep, buf);
+	}
+}
+
+static void rail_progress(struct mrail_ep *ep, size_t rail)
+{
+	struct fi_cq_msg_entry comps[16];
+	fi_addr_t srcs[16];
+	struct mrail_rail_buf *buf;
+	ssize_t n, i;
+
+	for (;;) {
+		n = fi_cq_readfrom(ep->rail_cqs[rail], comps, 16, srcs);
+		if (n == -FI_EAVAIL) {
+			rail_handle_error(ep, rail);
+			continue;
+		}
+		if (n <= 0)
+			return;
+		for (i = 0; i < n; i++) {
+			buf = comps[i].op_context;
+			if (buf->kind == MRAIL_BUF_TX) {
+				mrail_msg_handle_tx(ep, buf, 0);
+				continue;
+			}
+			if (!mrail_msg_handle_rx(ep, buf, comps[i].len, srcs[i]))
+				continue;
+			if (mrail_ep_repost_rx(ep, buf))
+				MRAIL_WARN(FI_LOG_EP_DATA, "rail %zu: cannot repost a "
+					   "receive buffer\n", rail + 1);
+		}
+	}
+}
+
+void mrail_ep_progress(struct mrail_ep *ep)
+{
+	size_t rail;
+
+	if (!ep->enabled)
+		return;
+	for (rail = 0; rail < ep->rail_count; rail++)
+		rail_progress(ep, rail);
+}
+
+/* Opens, binds and enables one rail's endpoint and posts its receives. */
+static int rail_enable(struct mrail_ep *ep, size_t rail)
+{
+	struct mrail_fabric *fabric = ep->domain->fabric;
+	struct fi_info *info = fabric->rails.rails[rail].info;
+	struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_MSG, .size = 1024 };
+	size_t pool_len = (MRAIL_RX_BUFS_PER_RAIL + MRAIL_TX_BUFS_PER_RAIL) *
+			  MRAIL_RAIL_BUF_LEN;
+	struct fid_domain *domain = ep->domain->rail_domains[rail];
+	size_t i;
+	int ret;
+
+	ret = fi_endpoint(domain, info, &ep->rail_eps[rail], NULL);
+	if (ret)
+		return ret;
+	ret = fi_cq_open(domain, &cq_attr, &ep->rail_cqs[rail], NULL);
+	if (ret)
+		return ret;
+	ret = fi_ep_bind(ep->rail_eps[rail], &ep->rail_cqs[rail]->fid,
+			 FI_TRANSMIT | FI_RECV);
+	if (ret)
+		return ret;
+	ret = fi_ep_bind(ep->rail_eps[rail], &ep->av->rail_avs[rail]->fid, 0);
+	if (ret)
+		return ret;
+	ret = fi_enable(ep->rail_eps[rail]);
+	if (ret)
+		return ret;
+
+	ep->rail_mem[rail] = calloc(1, pool_len);
+	if (!ep->rail_mem[rail])
+		return -FI_ENOMEM;
+	if (info->domain_attr->mr_mode & FI_MR_LOCAL) {
+		ret = fi_mr_reg(domain, ep->rail_mem[rail], pool_len,
+				FI_SEND | FI_RECV, 0, 0, 0, &ep->rail_mrs[rail], NULL);
+		if (ret)
+			return ret;
+		ep->rail_desc[rail] = fi_mr_desc(ep->rail_mrs[rail]);
+	}
+	for (i = 0; i < MRAIL_TX_BUFS_PER_RAIL; i++) {
+		struct mrail_rail_buf *buf = &ep->tx_bufs[rail][i];
+
+		buf->kind = MRAIL_BUF_TX;
+		buf->ep = ep;
+		buf->rail = rail;
+		buf->data = ep->rail_mem[rail] + i * MRAIL_RAIL_BUF_LEN;
+	}
+	for (i = 0; i < MRAIL_RX_BUFS_PER_RAIL; i++) {
+		struct mrail_rail_buf *buf = &ep->rx_bufs[rail][i];
+
+		buf->kind = MRAIL_BUF_RX;
+		buf->ep = ep;
+		buf->rail = rail;
+		buf->data = ep->rail_mem[rail] +
+			    (MRAIL_TX_BUFS_PER_RAIL + i) * MRAIL_RAIL_BUF_LEN;
+		ret = mrail_ep_repost_rx(ep, buf);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+static int ep_enable(struct mrail_ep *ep)
+{
+	struct mrail_railset *rails = &ep->domain->fabric->rails;
+	size_t rail;
+	int ret;
+
+	if (!ep->av || !ep->tx_cq || !ep->rx_cq) {
+		MRAIL_WARN(FI_LOG_EP_CTRL, "bind an AV and a CQ for transmit and "
+			   "receive before fi_enable\n");
+		return -FI_ENOCQ;
+	}
+	for (rail = 0; rail < ep->rail_count; rail++) {
+		ret = rail_enable(ep, rail);
+		if (ret) {
+			MRAIL_WARN(FI_LOG_EP_CTRL, "rail %zu (%s@%s): cannot enable "
+				   "its endpoint: %s\n", rail + 1,
+				   rails->rails[rail].spec.stack,
+				   rails->rails[rail].port, fi_strerror(-ret));
+			return ret;
+		}
+	}
+	ep->enabled = true;
+	return 0;
+}
+
+static int mrail_ep_control(struct fid *fid, int command, void *arg)
+{
+	struct mrail_ep *ep = container_of(fid, struct mrail_ep, ep_fid.fid);
+	int ret;
+
+	if (command != FI_ENABLE)
+		return -FI_ENOSYS;
+	pthread_mutex_lock(&ep->domain->lock);
+	ret = ep->enabled ? 0 : ep_enable(ep);
+	pthread_mutex_unlock(&ep->domain->lock);
+	return ret;
+}
+
+static int ep_bind_cq(struct mrail_ep *ep, struct mrail_cq *cq, uint64_t flags)
+{
+	int ret;
+
+	if (flags & ~(FI_TRANSMIT | FI_RECV | FI_SELECTIVE_COMPLETION))
+		return -FI_EBADFLAGS;
+	ret = mrail_cq_attach_ep(cq, ep);
+	if (ret)
+		return ret;
+	if (flags & FI_TRANSMIT) {
+		ep->tx_cq = cq;
+		ep->tx_selective = flags & FI_SELECTIVE_COMPLETION;
+	}
+	if (flags & FI_RECV) {
+		ep->rx_cq = cq;
+		ep->rx_selective = flags & FI_SELECTIVE_COMPLETION;
+	}
+	return 0;
+}
+
+static int mrail_ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
+{
+	struct mrail_ep *ep = container_of(fid, struct mrail_ep, ep_fid.fid);
+	int ret = -FI_EINVAL;
+
+	pthread_mutex_lock(&ep->domain->lock);
+	if (ep->enabled) {
+		ret = -FI_EOPBADSTATE;
+	} else if (bfid->fclass == FI_CLASS_AV) {
+		ep->av = container_of(bfid, struct mrail_av, av_fid.fid);
+		ret = 0;
+	} else if (bfid->fclass == FI_CLASS_CQ) {
+		ret = ep_bind_cq(ep, container_of(bfid, struct mrail_cq, cq_fid.fid),
+				 flags);
+	}
+	pthread_mutex_unlock(&ep->domain->lock);
+	return ret;
+}
+
+static int mrail_ep_getname(fid_t fid, void *addr, size_t *addrlen)
+{
+	struct mrail_ep *ep = container_of(fid, struct mrail_ep, ep_fid.fid);
+	struct mrail_addr local = ep->domain->local_addr;
+	size_t rail, len, needed;
+	int ret;
+
+	if (!ep->enabled)
+		return -FI_EOPBADSTATE;
+	/* The rails' own names carry the ports they were bound to. */
+	for (rail = 0; rail < ep->rail_count; rail++) {
+		len = sizeof(local.rails[rail].bytes);
+		ret = fi_getname(&ep->rail_eps[rail]->fid, local.rails[rail].bytes, &len);
+		if (ret)
+			return ret;
+		local.rails[rail].len = (uint16_t) len;
+	}
+	needed = mrail_addr_encoded_len(&local);
+	if (!needed)
+		return -FI_EINVAL;
+	if (*addrlen < needed) {
+		*addrlen = needed;
+		return -FI_ETOOSMALL;
+	}
+	*addrlen = needed;
+	return mrail_addr_encode(&local, addr, needed) < 0 ? -FI_EINVAL : 0;
+}
+
+static void ep_free(struct mrail_ep *ep)
+{
+	size_t rail, i;
+
+	for (rail = 0; rail < ep->rail_count; rail++) {
+		if (ep->rail_eps[rail])
+			fi_close(&ep->rail_eps[rail]->fid);
+		if (ep->rail_cqs[rail])
+			fi_close(&ep->rail_cqs[rail]->fid);
+		if (ep->rail_mrs[rail])
+			fi_close(&ep->rail_mrs[rail]->fid);
+		free(ep->rail_mem[rail]);
+	}
+	mrail_msg_flush(ep);
+	for (i = 0; i < ep->peer_cap; i++) {
+		if (ep->rx_peers[i].ready)
+			mrail_reorder_fini(&ep->rx_peers[i].reorder);
+	}
+	free(ep->rx_peers);
+	free(ep->tx_seq);
+	free(ep);
+}
+
+static int mrail_ep_close(struct fid *fid)
+{
+	struct mrail_ep *ep = container_of(fid, struct mrail_ep, ep_fid.fid);
+	struct mrail_domain *domain = ep->domain;
+
+	pthread_mutex_lock(&domain->lock);
+	if (ep->tx_cq)
+		mrail_cq_detach_ep(ep->tx_cq, ep);
+	if (ep->rx_cq)
+		mrail_cq_detach_ep(ep->rx_cq, ep);
+	domain->refs--;
+	ep_free(ep);
+	pthread_mutex_unlock(&domain->lock);
+	return 0;
+}
+
+static ssize_t mrail_ep_no_cancel(fid_t fid, void *context)
+{
+	return -FI_ENOSYS;
+}
+
+static int mrail_ep_no_getopt(fid_t fid, int level, int optname, void *optval,
+			      size_t *optlen)
+{
+	return -FI_ENOPROTOOPT;
+}
+
+static int mrail_ep_no_setopt(fid_t fid, int level, int optname,
+			      const void *optval, size_t optlen)
+{
+	return -FI_ENOPROTOOPT;
+}
+
+static struct fi_ops mrail_ep_fi_ops = {
+	.size = sizeof(struct fi_ops),
+	.close = mrail_ep_close,
+	.bind = mrail_ep_bind,
+	.control = mrail_ep_control,
+	.ops_open = mrail_no_ops_open,
+};
+
+static struct fi_ops_ep mrail_ep_ops = {
+	.size = sizeof(struct fi_ops_ep),
+	.cancel = mrail_ep_no_cancel,
+	.getopt = mrail_ep_no_getopt,
+	.setopt = mrail_ep_no_setopt,
+};
+
+static struct fi_ops_cm mrail_ep_cm_ops = {
+	.size = sizeof(struct fi_ops_cm),
+	.getname = mrail_ep_getname,
+};
+
+int mrail_ep_open(struct fid_domain *domain_fid, struct fi_info *info,
+		  struct fid_ep **ep_fid, void *context)
+{
+	struct mrail_domain *domain =
+		container_of(domain_fid, struct mrail_domain, domain_fid);
+	struct mrail_ep *ep;
+
+	if (info->ep_attr && info->ep_attr->type != FI_EP_RDM)
+		return -FI_EINVAL;
+	ep = calloc(1, sizeof(*ep));
+	if (!ep)
+		return -FI_ENOMEM;
+	ep->domain = domain;
+	ep->caps = info->caps;
+	ep->rail_count = domain->fabric->rails.count;
+	ep->limits.max_eager = MRAIL_EAGER_MAX;
+	ep->limits.max_msg = MRAIL_EAGER_MAX;
+	ep->limits.rail_count = (uint8_t) ep->rail_count;
+	mrail_match_queue_init(&ep->msg_queue);
+	mrail_match_queue_init(&ep->tag_queue);
+
+	pthread_mutex_lock(&domain->lock);
+	domain->refs++;
+	pthread_mutex_unlock(&domain->lock);
+	ep->ep_fid.fid.fclass = FI_CLASS_EP;
+	ep->ep_fid.fid.context = context;
+	ep->ep_fid.fid.ops = &mrail_ep_fi_ops;
+	ep->ep_fid.ops = &mrail_ep_ops;
+	ep->ep_fid.cm = &mrail_ep_cm_ops;
+	ep->ep_fid.msg = &mrail_msg_ops;
+	ep->ep_fid.tagged = &mrail_tagged_ops;
+	*ep_fid = &ep->ep_fid;
+	return 0;
+}

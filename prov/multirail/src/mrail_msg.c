@@ -1,0 +1,546 @@
+/*
+ * Messages and tagged messages, eager only: a message travels whole on one
+ * rail (round-robin), carrying the sender's per-peer sequence number. The
+ * receiver puts arrivals back in send order (core/reorder.c) before matching
+ * (core/match.c), so matching order holds whatever rail each message took.
+ */
+#include "mrail.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+
+/* A message that arrived, waiting for its receive or being delivered. */
+struct mrail_rx_msg {
+	struct mrail_match_item item;
+	bool tagged;
+	bool has_data;
+	uint64_t data;
+	size_t len;
+	uint8_t payload[];
+};
+
+/* A posted receive. */
+struct mrail_recv {
+	struct mrail_match_item item;
+	void *context;
+	struct iovec iov[MRAIL_IOV_LIMIT];
+	size_t iov_count;
+	uint64_t flags;
+	bool tagged;
+};
+
+static size_t iov_total(const struct iovec *iov, size_t count)
+{
+	size_t i, total = 0;
+
+	for (i = 0; i < count; i++)
+		total += iov[i].iov_len;
+	return total;
+}
+
+static size_t copy_to_iov(const struct iovec *iov, size_t count, const uint8_t *src,
+			  size_t len)
+{
+	size_t i, done = 0, n;
+
+	for (i = 0; i < count && done < len; i++) {
+		n = iov[i].iov_len < len - done ? iov[i].iov_len : len - done;
+		memcpy(iov[i].iov_base, src + done, n);
+		done += n;
+	}
+	return done;
+}
+
+/* ---- receive side ---- */
+
+static void recv_complete(struct mrail_ep *ep, struct mrail_recv *recv,
+			  struct mrail_rx_msg *msg)
+{
+	size_t cap = iov_total(recv->iov, recv->iov_count);
+	struct mrail_cq_entry entry = {
+		.op_context = recv->context,
+		.flags = FI_RECV | (recv->tagged ? FI_TAGGED : FI_MSG) |
+			 (msg->has_data ? FI_REMOTE_CQ_DATA : 0),
+		.buf = recv->iov_count ? recv->iov[0].iov_base : NULL,
+		.data = msg->data,
+		.tag = msg->item.tag,
+		.src = msg->item.src,
+	};
+
+	entry.len = copy_to_iov(recv->iov, recv->iov_count, msg->payload, msg->len);
+	if (msg->len > cap) {
+		entry.err = FI_ETRUNC;
+		entry.prov_errno = -FI_ETRUNC;
+		entry.olen = msg->len - cap;
+	}
+	if (entry.err || !ep->rx_selective || (recv->flags & FI_COMPLETION))
+		mrail_cq_write(ep->rx_cq, &entry);
+	free(recv);
+	free(msg);
+}
+
+/* An in-order message meets the receives waiting for it. */
+static void deliver_in_order(struct mrail_ep *ep, struct mrail_rx_msg *msg)
+{
+	struct mrail_match_queue *queue = msg->tagged ? &ep->tag_queue : &ep->msg_queue;
+	struct mrail_match_item *recv;
+
+	recv = mrail_match_arrive(queue, &msg->item);
+	if (recv)
+		recv_complete(ep, container_of(recv, struct mrail_recv, item), msg);
+}
+
+static struct mrail_peer_rx *peer_rx(struct mrail_ep *ep, fi_addr_t peer)
+{
+	struct mrail_peer_rx *rx;
+
+	if (mrail_ep_reserve_peer(ep, peer))
+		return NULL;
+	rx = &ep->rx_peers[peer];
+	if (!rx->ready) {
+		if (mrail_reorder_init(&rx->reorder, MRAIL_REORDER_WINDOW))
+			return NULL;
+		rx->ready = true;
+	}
+	return rx;
+}
+
+/* Malformed input is reported where the application looks: an error
+ * completion with no operation attached, and a warning saying what. */
+static void rx_report_bad_message(struct mrail_ep *ep, size_t rail, const char *why)
+{
+	struct mrail_cq_entry entry = {
+		.flags = FI_RECV, .err = FI_EIO, .prov_errno = -FI_EIO,
+		.src = FI_ADDR_NOTAVAIL,
+	};
+
+	MRAIL_WARN(FI_LOG_EP_DATA, "rail %zu: dropped a message from a peer: %s\n",
+		   rail + 1, why);
+	mrail_cq_write(ep->rx_cq, &entry);
+}
+
+/*
+ * A message ahead of its peer's reorder window arrived over a faster rail
+ * while an older one is still on a slower rail. It stays in its bounce
+ * buffer, which is not reposted: the rail then pushes back on the sender,
+ * and memory stays bounded by the posted buffers. It is retried whenever
+ * the window moves.
+ */
+static void rx_hold(struct mrail_ep *ep, struct mrail_rail_buf *buf, size_t len,
+		    fi_addr_t rail_src)
+{
+	buf->held_len = len;
+	buf->held_src = rail_src;
+	buf->held_next = ep->held;
+	ep->held = buf;
+}
+
+static void rx_retry_held(struct mrail_ep *ep);
+
+bool mrail_msg_handle_rx(struct mrail_ep *ep, struct mrail_rail_buf *buf,
+			 size_t len, fi_addr_t rail_src)
+{
+	struct mrail_wire_hdr hdr;
+	struct mrail_peer_rx *rx;
+	struct mrail_rx_msg *msg;
+	char err[MRAIL_ERR_MAX];
+	fi_addr_t peer;
+	void *next;
+	int ret;
+
+	if (mrail_wire_hdr_decode(buf->data, len, &ep->limits, &hdr, err, sizeof(err))) {
+		rx_report_bad_message(ep, buf->rail, err);
+		return true;
+	}
+	if (hdr.op != MRAIL_OP_EAGER) {
+		rx_report_bad_message(ep, buf->rail, "this mrail only speaks EAGER");
+		return true;
+	}
+	peer = mrail_av_peer_of_rail_addr(ep->av, buf->rail, rail_src);
+	rx = peer == FI_ADDR_NOTAVAIL ? NULL : peer_rx(ep, peer);
+	if (!rx) {
+		rx_report_bad_message(ep, buf->rail, "sender is not in the AV");
+		return true;
+	}
+
+	msg = malloc(sizeof(*msg) + hdr.payload_len);
+	if (!msg) {
+		rx_report_bad_message(ep, buf->rail, "out of memory");
+		return true;
+	}
+	memset(&msg->item, 0, sizeof(msg->item));
+	msg->item.src = peer;
+	msg->item.tag = hdr.tag;
+	msg->tagged = hdr.flags & MRAIL_WIRE_F_TAGGED;
+	msg->has_data = hdr.flags & MRAIL_WIRE_F_CQ_DATA;
+	msg->data = hdr.cq_data;
+	msg->len = hdr.payload_len;
+	memcpy(msg->payload, buf->data + MRAIL_WIRE_HDR_LEN, hdr.payload_len);
+
+	ret = mrail_reorder_push(&rx->reorder, hdr.seq, msg);
+	if (ret == -ERANGE && hdr.seq - rx->reorder.next < MRAIL_SEQ_HOSTILE_DISTANCE) {
+		free(msg);
+		rx_hold(ep, buf, len, rail_src);
+		return false;
+	}
+	if (ret) {
+		free(msg);
+		snprintf(err, sizeof(err), "%s sequence number %" PRIu64
+			 " from peer %" PRIu64 " (next expected %" PRIu64 ")",
+			 ret == -EALREADY ? "duplicate" : "impossibly far ahead",
+			 hdr.seq, (uint64_t) peer, rx->reorder.next);
+		rx_report_bad_message(ep, buf->rail, err);
+		return true;
+	}
+	while ((next = mrail_reorder_pop(&rx->reorder)))
+		deliver_in_order(ep, next);
+	if (ep->held)
+		rx_retry_held(ep);
+	return true;
+}
+
+/* The window moved: held buffers that now fit are consumed and reposted. */
+static void rx_retry_held(struct mrail_ep *ep)
+{
+	struct mrail_rail_buf *list = ep->held, *buf;
+
+	ep->held = NULL;
+	while ((buf = list)) {
+		list = buf->held_next;
+		/* Holds itself again (onto ep->held) if it still does not fit. */
+		if (mrail_msg_handle_rx(ep, buf, buf->held_len, buf->held_src) &&
+		    mrail_ep_repost_rx(ep, buf))
+			MRAIL_WARN(FI_LOG_EP_DATA, "rail %zu: cannot repost a "
+				   "receive buffer\n", buf->rail + 1);
+	}
+}
+
+static ssize_t post_recv(struct mrail_ep *ep, const struct iovec *iov, size_t count,
+			 fi_addr_t src, uint64_t tag, uint64_t ignore, void *context,
+			 uint64_t flags, bool tagged)
+{
+	struct mrail_match_queue *queue = tagged ? &ep->tag_queue : &ep->msg_queue;
+	struct mrail_match_item *msg;
+	struct mrail_recv *recv;
+
+	if (count > MRAIL_IOV_LIMIT)
+		return -FI_EINVAL;
+	recv = calloc(1, sizeof(*recv));
+	if (!recv)
+		return -FI_ENOMEM;
+	memcpy(recv->iov, iov, count * sizeof(*iov));
+	recv->iov_count = count;
+	recv->context = context;
+	recv->flags = flags;
+	recv->tagged = tagged;
+	recv->item.src = (ep->caps & FI_DIRECTED_RECV) && src != FI_ADDR_UNSPEC ?
+			 src : MRAIL_MATCH_ANY_SRC;
+	recv->item.tag = tagged ? tag : 0;
+	recv->item.ignore = tagged ? ignore : 0;
+
+	pthread_mutex_lock(&ep->domain->lock);
+	msg = mrail_match_post_recv(queue, &recv->item);
+	if (msg)
+		recv_complete(ep, recv, container_of(msg, struct mrail_rx_msg, item));
+	pthread_mutex_unlock(&ep->domain->lock);
+	return 0;
+}
+
+/* ---- send side ---- */
+
+void mrail_msg_handle_tx(struct mrail_ep *ep, struct mrail_rail_buf *buf, int err)
+{
+	if (err) {
+		MRAIL_WARN(FI_LOG_EP_DATA, "rail %zu: a send failed: %s\n",
+			   buf->rail + 1, fi_strerror(err));
+		buf->user.err = err;
+		buf->user.prov_errno = -err;
+	}
+	if (buf->complete_user || err)
+		mrail_cq_write(ep->tx_cq, &buf->user);
+	buf->in_use = false;
+}
+
+static struct mrail_rail_buf *tx_buf_get(struct mrail_ep *ep)
+{
+	size_t tries, rail, i;
+
+	for (tries = 0; tries < ep->rail_count; tries++) {
+		rail = ep->next_rail++ % ep->rail_count;
+		for (i = 0; i < MRAIL_TX_BUFS_PER_RAIL; i++) {
+			if (!ep->tx_bufs[rail][i].in_use)
+				return &ep->tx_bufs[rail][i];
+		}
+	}
+	return NULL;
+}
+
+static ssize_t send_eager(struct mrail_ep *ep, const struct iovec *iov, size_t count,
+			  fi_addr_t dest, uint64_t tag, uint64_t data, void *context,
+			  uint64_t flags, bool tagged, bool inject)
+{
+	size_t len = iov_total(iov, count), i, off = MRAIL_WIRE_HDR_LEN;
+	struct mrail_wire_hdr hdr = {
+		.op = MRAIL_OP_EAGER,
+		.flags = (tagged ? MRAIL_WIRE_F_TAGGED : 0) |
+			 ((flags & FI_REMOTE_CQ_DATA) ? MRAIL_WIRE_F_CQ_DATA : 0),
+		.tag = tagged ? tag : 0,
+		.cq_data = (flags & FI_REMOTE_CQ_DATA) ? data : 0,
+	};
+	struct mrail_av_peer *peer;
+	struct mrail_rail_buf *buf;
+	ssize_t ret;
+
+	if (len > MRAIL_EAGER_MAX)
+		return -FI_EMSGSIZE;
+	if (!ep->enabled)
+		return -FI_EOPBADSTATE;
+
+	pthread_mutex_lock(&ep->domain->lock);
+	peer = mrail_av_get_peer(ep->av, dest);
+	if (!peer || mrail_ep_reserve_peer(ep, dest)) {
+		ret = -FI_EINVAL;
+		goto out;
+	}
+	buf = tx_buf_get(ep);
+	if (!buf) {
+		mrail_ep_progress(ep);
+		ret = -FI_EAGAIN;
+		goto out;
+	}
+	hdr.payload_len = (uint32_t) len;
+	hdr.seq = ep->tx_seq[dest];
+	mrail_wire_hdr_encode(&hdr, buf->data, MRAIL_WIRE_HDR_LEN);
+	for (i = 0; i < count; i++) {
+		memcpy(buf->data + off, iov[i].iov_base, iov[i].iov_len);
+		off += iov[i].iov_len;
+	}
+
+	buf->complete_user = !inject && (!ep->tx_selective || (flags & FI_COMPLETION));
+	buf->user = (struct mrail_cq_entry) {
+		.op_context = context,
+		.flags = FI_SEND | (tagged ? FI_TAGGED : FI_MSG),
+		.src = FI_ADDR_NOTAVAIL,
+	};
+	ret = fi_send(ep->rail_eps[buf->rail], buf->data, off,
+		      ep->rail_desc[buf->rail], peer->rail_fi_addr[buf->rail],
+		      &buf->ctx);
+	if (ret) {
+		if (ret == -FI_EAGAIN)
+			mrail_ep_progress(ep);
+		goto out;
+	}
+	/* The sequence number is spent only by a send the rail accepted. */
+	buf->in_use = true;
+	ep->tx_seq[dest]++;
+out:
+	pthread_mutex_unlock(&ep->domain->lock);
+	return ret;
+}
+
+/* Frees messages and receives still queued when the endpoint closes. */
+void mrail_msg_flush(struct mrail_ep *ep)
+{
+	struct mrail_match_queue *queues[] = { &ep->msg_queue, &ep->tag_queue };
+	struct mrail_match_item *item;
+	size_t q, i;
+	void *held;
+
+	for (q = 0; q < 2; q++) {
+		while ((item = queues[q]->unexpected)) {
+			mrail_match_remove_unexpected(queues[q], item);
+			free(container_of(item, struct mrail_rx_msg, item));
+		}
+		while ((item = queues[q]->posted)) {
+			mrail_match_cancel_recv(queues[q], item);
+			free(container_of(item, struct mrail_recv, item));
+		}
+	}
+	for (i = 0; i < ep->peer_cap; i++) {
+		while (ep->rx_peers[i].ready &&
+		       (held = mrail_reorder_drain(&ep->rx_peers[i].reorder)))
+			free(held);
+	}
+}
+
+/* ---- fi_ops_msg ---- */
+
+#define EP(fid) container_of(fid, struct mrail_ep, ep_fid)
+
+static ssize_t mrail_recv(struct fid_ep *ep, void *buf, size_t len, void *desc,
+			  fi_addr_t src, void *context)
+{
+	struct iovec iov = { .iov_base = buf, .iov_len = len };
+
+	return post_recv(EP(ep), &iov, 1, src, 0, 0, context, FI_COMPLETION, false);
+}
+
+static ssize_t mrail_recvv(struct fid_ep *ep, const struct iovec *iov, void **desc,
+			   size_t count, fi_addr_t src, void *context)
+{
+	return post_recv(EP(ep), iov, count, src, 0, 0, context, FI_COMPLETION, false);
+}
+
+static ssize_t mrail_recvmsg(struct fid_ep *ep, const struct fi_msg *msg,
+			     uint64_t flags)
+{
+	return post_recv(EP(ep), msg->msg_iov, msg->iov_count, msg->addr, 0, 0,
+			 msg->context, flags, false);
+}
+
+static ssize_t mrail_send(struct fid_ep *ep, const void *buf, size_t len, void *desc,
+			  fi_addr_t dest, void *context)
+{
+	struct iovec iov = { .iov_base = (void *) buf, .iov_len = len };
+
+	return send_eager(EP(ep), &iov, 1, dest, 0, 0, context, FI_COMPLETION,
+			  false, false);
+}
+
+static ssize_t mrail_sendv(struct fid_ep *ep, const struct iovec *iov, void **desc,
+			   size_t count, fi_addr_t dest, void *context)
+{
+	return send_eager(EP(ep), iov, count, dest, 0, 0, context, FI_COMPLETION,
+			  false, false);
+}
+
+static ssize_t mrail_sendmsg(struct fid_ep *ep, const struct fi_msg *msg,
+			     uint64_t flags)
+{
+	return send_eager(EP(ep), msg->msg_iov, msg->iov_count, msg->addr, 0,
+			  msg->data, msg->context, flags, false, flags & FI_INJECT);
+}
+
+static ssize_t mrail_inject(struct fid_ep *ep, const void *buf, size_t len,
+			    fi_addr_t dest)
+{
+	struct iovec iov = { .iov_base = (void *) buf, .iov_len = len };
+
+	return send_eager(EP(ep), &iov, 1, dest, 0, 0, NULL, 0, false, true);
+}
+
+static ssize_t mrail_senddata(struct fid_ep *ep, const void *buf, size_t len,
+			      void *desc, uint64_t data, fi_addr_t dest, void *context)
+{
+	struct iovec iov = { .iov_base = (void *) buf, .iov_len = len };
+
+	return send_eager(EP(ep), &iov, 1, dest, 0, data, context,
+			  FI_COMPLETION | FI_REMOTE_CQ_DATA, false, false);
+}
+
+static ssize_t mrail_injectdata(struct fid_ep *ep, const void *buf, size_t len,
+				uint64_t data, fi_addr_t dest)
+{
+	struct iovec iov = { .iov_base = (void *) buf, .iov_len = len };
+
+	return send_eager(EP(ep), &iov, 1, dest, 0, data, NULL, FI_REMOTE_CQ_DATA,
+			  false, true);
+}
+
+struct fi_ops_msg mrail_msg_ops = {
+	.size = sizeof(struct fi_ops_msg),
+	.recv = mrail_recv,
+	.recvv = mrail_recvv,
+	.recvmsg = mrail_recvmsg,
+	.send = mrail_send,
+	.sendv = mrail_sendv,
+	.sendmsg = mrail_sendmsg,
+	.inject = mrail_inject,
+	.senddata = mrail_senddata,
+	.injectdata = mrail_injectdata,
+};
+
+/* ---- fi_ops_tagged ---- */
+
+static ssize_t mrail_trecv(struct fid_ep *ep, void *buf, size_t len, void *desc,
+			   fi_addr_t src, uint64_t tag, uint64_t ignore, void *context)
+{
+	struct iovec iov = { .iov_base = buf, .iov_len = len };
+
+	return post_recv(EP(ep), &iov, 1, src, tag, ignore, context, FI_COMPLETION, true);
+}
+
+static ssize_t mrail_trecvv(struct fid_ep *ep, const struct iovec *iov, void **desc,
+			    size_t count, fi_addr_t src, uint64_t tag,
+			    uint64_t ignore, void *context)
+{
+	return post_recv(EP(ep), iov, count, src, tag, ignore, context, FI_COMPLETION,
+			 true);
+}
+
+static ssize_t mrail_trecvmsg(struct fid_ep *ep, const struct fi_msg_tagged *msg,
+			      uint64_t flags)
+{
+	if (flags & (FI_PEEK | FI_CLAIM | FI_DISCARD))
+		return -FI_ENOSYS;
+	return post_recv(EP(ep), msg->msg_iov, msg->iov_count, msg->addr, msg->tag,
+			 msg->ignore, msg->context, flags, true);
+}
+
+static ssize_t mrail_tsend(struct fid_ep *ep, const void *buf, size_t len, void *desc,
+			   fi_addr_t dest, uint64_t tag, void *context)
+{
+	struct iovec iov = { .iov_base = (void *) buf, .iov_len = len };
+
+	return send_eager(EP(ep), &iov, 1, dest, tag, 0, context, FI_COMPLETION,
+			  true, false);
+}
+
+static ssize_t mrail_tsendv(struct fid_ep *ep, const struct iovec *iov, void **desc,
+			    size_t count, fi_addr_t dest, uint64_t tag, void *context)
+{
+	return send_eager(EP(ep), iov, count, dest, tag, 0, context, FI_COMPLETION,
+			  true, false);
+}
+
+static ssize_t mrail_tsendmsg(struct fid_ep *ep, const struct fi_msg_tagged *msg,
+			      uint64_t flags)
+{
+	return send_eager(EP(ep), msg->msg_iov, msg->iov_count, msg->addr, msg->tag,
+			  msg->data, msg->context, flags, true, flags & FI_INJECT);
+}
+
+static ssize_t mrail_tinject(struct fid_ep *ep, const void *buf, size_t len,
+			     fi_addr_t dest, uint64_t tag)
+{
+	struct iovec iov = { .iov_base = (void *) buf, .iov_len = len };
+
+	return send_eager(EP(ep), &iov, 1, dest, tag, 0, NULL, 0, true, true);
+}
+
+static ssize_t mrail_tsenddata(struct fid_ep *ep, const void *buf, size_t len,
+			       void *desc, uint64_t data, fi_addr_t dest,
+			       uint64_t tag, void *context)
+{
+	struct iovec iov = { .iov_base = (void *) buf, .iov_len = len };
+
+	return send_eager(EP(ep), &iov, 1, dest, tag, data, context,
+			  FI_COMPLETION | FI_REMOTE_CQ_DATA, true, false);
+}
+
+static ssize_t mrail_tinjectdata(struct fid_ep *ep, const void *buf, size_t len,
+				 uint64_t data, fi_addr_t dest, uint64_t tag)
+{
+	struct iovec iov = { .iov_base = (void *) buf, .iov_len = len };
+
+	return send_eager(EP(ep), &iov, 1, dest, tag, data, NULL, FI_REMOTE_CQ_DATA,
+			  true, true);
+}
+
+struct fi_ops_tagged mrail_tagged_ops = {
+	.size = sizeof(struct fi_ops_tagged),
+	.recv = mrail_trecv,
+	.recvv = mrail_trecvv,
+	.recvmsg = mrail_trecvmsg,
+	.send = mrail_tsend,
+	.sendv = mrail_tsendv,
+	.sendmsg = mrail_tsendmsg,
+	.inject = mrail_tinject,
+	.senddata = mrail_tsenddata,
+	.injectdata = mrail_tinjectdata,
+};
