@@ -12,6 +12,8 @@
 
 #include <criterion/criterion.h>
 
+#include "test_rng.h"
+
 #include "addr_codec.h"
 
 /* fi_info addr_format values as libfabric 1.17 numbers them; opaque here. */
@@ -668,23 +670,13 @@ Test(addr_encode, null_arguments)
 
 /* ---- fuzzing the decoder ---- */
 
-static uint32_t xorshift32(uint32_t *state)
+static uint32_t fuzz_below(uint64_t *state, uint32_t bound)
 {
-	uint32_t x = *state;
-
-	x ^= x << 13;
-	x ^= x >> 17;
-	x ^= x << 5;
-	return *state = x;
-}
-
-static uint32_t fuzz_below(uint32_t *state, uint32_t bound)
-{
-	return bound ? xorshift32(state) % bound : 0;
+	return (uint32_t) test_rng_below(state, bound);
 }
 
 /* Values where range checks tend to be off by one. */
-static uint8_t fuzz_edge_value(uint32_t *state)
+static uint8_t fuzz_edge_value(uint64_t *state)
 {
 	static const uint8_t edges[] = {
 		0, 1, 2, 8, 9, 0x3e, 0x3f, 0x40, 0x7f, 0x80, 0x81, 0xfe, 0xff,
@@ -697,7 +689,7 @@ static uint8_t fuzz_edge_value(uint32_t *state)
 #define FUZZ_CAP (MRAIL_ADDR_MAX_LEN + 64)
 
 /* One random change to blob; returns its new length. */
-static size_t fuzz_mutate(uint32_t *state, uint8_t *blob, size_t len)
+static size_t fuzz_mutate(uint64_t *state, uint8_t *blob, size_t len)
 {
 	size_t pos = len ? fuzz_below(state, (uint32_t) len) : 0;
 
@@ -708,7 +700,7 @@ static size_t fuzz_mutate(uint32_t *state, uint8_t *blob, size_t len)
 		return len;
 	case 1:
 		if (len)
-			blob[pos] = (uint8_t) xorshift32(state);
+			blob[pos] = (uint8_t) test_rng_next(state);
 		return len;
 	case 2:
 		if (len)
@@ -718,7 +710,7 @@ static size_t fuzz_mutate(uint32_t *state, uint8_t *blob, size_t len)
 		return fuzz_below(state, (uint32_t) len + 1);
 	case 4:
 		if (len < FUZZ_CAP)
-			blob[len++] = (uint8_t) xorshift32(state);
+			blob[len++] = (uint8_t) test_rng_next(state);
 		return len;
 	case 5:
 		if (len < FUZZ_CAP) {
@@ -740,7 +732,7 @@ Test(addr_fuzz, mutations_fail_cleanly_or_round_trip_exactly)
 {
 	struct mrail_addr seeds[4], decoded;
 	uint8_t blob[FUZZ_CAP], again[MRAIL_ADDR_MAX_LEN];
-	uint32_t state = 0x2545f491;
+	uint64_t state = 0x2545f491;
 	size_t len, seed_len[4], accepted = 0, refused = 0;
 	unsigned i, round, changes;
 	char err[MRAIL_ERR_MAX];

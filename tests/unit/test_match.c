@@ -9,6 +9,8 @@
 #include <string.h>
 
 #include <criterion/criterion.h>
+
+#include "test_rng.h"
 #include <utlist.h>
 
 #include "match.h"
@@ -619,17 +621,9 @@ Test(match, repost_front_keeps_its_place)
 /* Fixed-seed xorshift64: the same run every time. */
 static uint64_t rng_state;
 
-static uint64_t rng_next(void)
-{
-	rng_state ^= rng_state << 13;
-	rng_state ^= rng_state >> 7;
-	rng_state ^= rng_state << 17;
-	return rng_state;
-}
-
 static size_t rng_below(size_t bound)
 {
-	return (size_t) (rng_next() % bound);
+	return (size_t) test_rng_below(&rng_state, bound);
 }
 
 #define MODEL_OPS	30000

@@ -12,6 +12,8 @@
 
 #include <criterion/criterion.h>
 
+#include "test_rng.h"
+
 #include "reorder.h"
 
 /* Items are addresses inside this array, so an item tells its sequence. */
@@ -38,17 +40,9 @@ static void rng_seed(uint64_t seed)
 	rng_state = seed;
 }
 
-static uint64_t rng_next(void)
-{
-	rng_state ^= rng_state << 13;
-	rng_state ^= rng_state >> 7;
-	rng_state ^= rng_state << 17;
-	return rng_state;
-}
-
 static size_t rng_below(size_t bound)
 {
-	return (size_t) (rng_next() % bound);
+	return (size_t) test_rng_below(&rng_state, bound);
 }
 
 /* Pops everything now deliverable into out[]; returns how many. */

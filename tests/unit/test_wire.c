@@ -14,6 +14,8 @@
 
 #include <criterion/criterion.h>
 
+#include "test_rng.h"
+
 #include "addr_codec.h"
 #include "mrail_limits.h"
 #include "wire.h"
@@ -1257,19 +1259,9 @@ Test(wire_ack, encoder_room_and_null)
 
 /* ---- fuzzing the decoders ---- */
 
-static uint64_t xorshift64(uint64_t *state)
-{
-	uint64_t x = *state;
-
-	x ^= x << 13;
-	x ^= x >> 7;
-	x ^= x << 17;
-	return *state = x;
-}
-
 static size_t fuzz_below(uint64_t *state, size_t bound)
 {
-	return bound ? (size_t) (xorshift64(state) % bound) : 0;
+	return (size_t) test_rng_below(state, bound);
 }
 
 /* Values where range checks tend to be off by one. */
@@ -1291,7 +1283,7 @@ static void fuzz_set_field(uint64_t *state, struct test_msg *m)
 {
 	static const size_t u64s[] = { 8, 16, 24, 32, 40, 48, 64, 72 };
 	uint64_t value = fuzz_below(state, 2) ? fuzz_edge(state) :
-			 xorshift64(state);
+			 test_rng_next(state);
 	size_t off;
 
 	if (fuzz_below(state, 4) == 0) {
@@ -1321,7 +1313,7 @@ static void fuzz_mutate(uint64_t *state, struct test_msg *m)
 		break;
 	case 1:
 		if (m->len)
-			m->bytes[pos] = (uint8_t) xorshift64(state);
+			m->bytes[pos] = (uint8_t) test_rng_next(state);
 		break;
 	case 2:
 		if (m->len)
@@ -1332,7 +1324,7 @@ static void fuzz_mutate(uint64_t *state, struct test_msg *m)
 		break;
 	case 4:
 		if (m->len < MSG_CAP)
-			m->bytes[m->len++] = (uint8_t) xorshift64(state);
+			m->bytes[m->len++] = (uint8_t) test_rng_next(state);
 		break;
 	case 5:
 		fuzz_set_field(state, m);
