@@ -108,7 +108,8 @@ static bool hints_match_names(const struct fi_info *hints, const struct fi_info 
 	return true;
 }
 
-/* The endpoint can promise only what its weakest rail offers. */
+/* What the rails still decide: the endpoint can promise only what its
+ * weakest rail offers. */
 static void info_limit_to_rails(const struct mrail_railset *set, struct fi_info *info)
 {
 	size_t i;
@@ -116,18 +117,8 @@ static void info_limit_to_rails(const struct mrail_railset *set, struct fi_info 
 	for (i = 0; i < set->count; i++) {
 		const struct fi_info *rail = set->rails[i].info;
 
-		if (!i || rail->ep_attr->max_msg_size < info->ep_attr->max_msg_size)
-			info->ep_attr->max_msg_size = rail->ep_attr->max_msg_size;
-		if (!i || rail->tx_attr->size < info->tx_attr->size)
-			info->tx_attr->size = rail->tx_attr->size;
-		if (!i || rail->tx_attr->iov_limit < info->tx_attr->iov_limit)
-			info->tx_attr->iov_limit = rail->tx_attr->iov_limit;
-		if (!i || rail->tx_attr->inject_size < info->tx_attr->inject_size)
-			info->tx_attr->inject_size = rail->tx_attr->inject_size;
 		if (!i || rail->rx_attr->size < info->rx_attr->size)
 			info->rx_attr->size = rail->rx_attr->size;
-		if (!i || rail->rx_attr->iov_limit < info->rx_attr->iov_limit)
-			info->rx_attr->iov_limit = rail->rx_attr->iov_limit;
 		if (!i || rail->domain_attr->ep_cnt < info->domain_attr->ep_cnt)
 			info->domain_attr->ep_cnt = rail->domain_attr->ep_cnt;
 		if (!i || rail->domain_attr->cq_cnt < info->domain_attr->cq_cnt)
@@ -193,8 +184,8 @@ static int info_from_railset(const struct mrail_railset *set,
 	info->tx_attr->caps = info->caps;
 	info->rx_attr->caps = info->caps;
 	info_limit_to_rails(set, info);
-	/* Eager messages are copied into mrail's own buffers: their limits
-	 * are mrail's, whatever the rails allow. */
+	/* Messages are copied into mrail's own buffers: these limits are
+	 * mrail's, whatever the rails allow. */
 	info->ep_attr->max_msg_size = MRAIL_EAGER_MAX;
 	info->tx_attr->inject_size = MRAIL_EAGER_MAX;
 	info->tx_attr->iov_limit = MRAIL_IOV_LIMIT;
