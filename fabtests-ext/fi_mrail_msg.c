@@ -60,8 +60,11 @@
 #define MAX_PENDING		256
 #define GUARD_LEN		32
 #define ORDER_BURST		64
-#define TRUNC_POSTED		4
-#define TRUNC_SENT		8
+/* Truncation cases: a small (eager) message and a large one, which a
+ * multirail provider may move differently (mrail: by rendezvous). */
+static const struct trunc_case {
+	size_t posted, sent;
+} trunc_cases[] = { { 4, 8 }, { 40000, 100003 } };
 
 /*
  * Tags stay below bit 48 in case a provider keeps the top bits for itself.
@@ -77,7 +80,10 @@
 #define TAG_ORDER_IGNORE	0x00000000000000ffULL
 #define TAG_TRUNC		0x0000000000007700ULL
 
-static const size_t test_sizes[] = { 0, 1, 7, 64, 1000, 4096, 8192, 16384 };
+/* Around 16 KiB: mrail's eager limit (16344) and rxm's; larger sizes go by
+ * rendezvous in mrail and are striped over its rails. */
+static const size_t test_sizes[] = { 0, 1, 7, 64, 1000, 4096, 8192, 16344, 16345,
+				     16384, 65539, 1048583 };
 
 enum direction {
 	CLIENT_TO_SERVER,
@@ -155,6 +161,7 @@ struct buf {
 
 struct session {
 	struct options opt;
+	struct trunc_case trunc;	/* the truncation case running */
 	bool is_server;
 	int sock;
 	struct sockaddr_storage local_ip;	/* our end of the control link */
@@ -1391,8 +1398,8 @@ static void trunc_receive_short(struct session *s, struct buf *b, uint32_t iter,
 	char where[48];
 
 	snprintf(where, sizeof(where), "iteration %u", iter);
-	memset(b->data, 0, TRUNC_POSTED);
-	op_init(&op, tagged ? OP_TRECV : OP_RECV, b->data, TRUNC_POSTED);
+	memset(b->data, 0, s->trunc.posted);
+	op_init(&op, tagged ? OP_TRECV : OP_RECV, b->data, s->trunc.posted);
 	op.tag = TAG_TRUNC;
 	post_op(s, &op);
 	oob_signal(s, SIG_POSTED);
@@ -1406,9 +1413,9 @@ static void trunc_receive_short(struct session *s, struct buf *b, uint32_t iter,
 	else if (op.err != FI_ETRUNC)
 		check_fail("%s: completion error %s, expected FI_ETRUNC", where,
 			   op.err_text);
-	else if (op.olen != TRUNC_SENT - TRUNC_POSTED)
-		check_fail("%s: olen %zu, expected %d", where, op.olen,
-			   TRUNC_SENT - TRUNC_POSTED);
+	else if (op.olen != s->trunc.sent - s->trunc.posted)
+		check_fail("%s: olen %zu, expected %zu", where, op.olen,
+			   s->trunc.sent - s->trunc.posted);
 }
 
 /* A truncation is the receiver's error alone: the endpoint must go on
@@ -1421,15 +1428,15 @@ static void trunc_receive_next(struct session *s, struct buf *b, uint32_t iter,
 	char where[48];
 
 	snprintf(where, sizeof(where), "iteration %u, the next message", iter);
-	poison_for(b->data, TRUNC_SENT, PAT_TRUNC, TRUNC_SENT, next);
-	op_init(&op, tagged ? OP_TRECV : OP_RECV, b->data, TRUNC_SENT);
+	poison_for(b->data, s->trunc.sent, PAT_TRUNC, s->trunc.sent, next);
+	op_init(&op, tagged ? OP_TRECV : OP_RECV, b->data, s->trunc.sent);
 	op.tag = TAG_TRUNC;
 	post_op(s, &op);
 	oob_signal(s, SIG_POSTED);
 	wait_ops(s, &op, 1, "the message after a truncated one");
-	if (expect_received(&op, FI_RECV | (tagged ? FI_TAGGED : FI_MSG), TRUNC_SENT,
+	if (expect_received(&op, FI_RECV | (tagged ? FI_TAGGED : FI_MSG), s->trunc.sent,
 			    where))
-		expect_payload(b, TRUNC_SENT, PAT_TRUNC, TRUNC_SENT, next, where);
+		expect_payload(b, s->trunc.sent, PAT_TRUNC, s->trunc.sent, next, where);
 	else
 		expect_guards(b, where);
 }
@@ -1439,8 +1446,8 @@ static void trunc_send_one(struct session *s, struct buf *b, uint32_t pattern_it
 {
 	struct op op;
 
-	fill_pattern(b->data, TRUNC_SENT, PAT_TRUNC, TRUNC_SENT, pattern_iter);
-	op_init(&op, tagged ? OP_TSEND : OP_SEND, b->data, TRUNC_SENT);
+	fill_pattern(b->data, s->trunc.sent, PAT_TRUNC, s->trunc.sent, pattern_iter);
+	op_init(&op, tagged ? OP_TSEND : OP_SEND, b->data, s->trunc.sent);
 	op.tag = TAG_TRUNC;
 	oob_wait_signal(s, SIG_POSTED, "post a receive");
 	post_op(s, &op);
@@ -1464,12 +1471,12 @@ static void test_truncation(struct session *s, enum direction dir, bool tagged)
 	struct buf bufs[2];	/* the short receive, the next one */
 	uint32_t iter;
 
-	buf_alloc(&bufs[0], TRUNC_POSTED);
-	buf_alloc(&bufs[1], TRUNC_SENT);
-	check_begin("%d-byte %s into a %d-byte receive: FI_ETRUNC, olen %d, then "
-		    "the next message intact, %s", TRUNC_SENT,
-		    tagged ? "fi_tsend" : "fi_send", TRUNC_POSTED,
-		    TRUNC_SENT - TRUNC_POSTED, dir_name(s, dir));
+	buf_alloc(&bufs[0], s->trunc.posted);
+	buf_alloc(&bufs[1], s->trunc.sent);
+	check_begin("%zu-byte %s into a %zu-byte receive: FI_ETRUNC, olen %zu, then "
+		    "the next message intact, %s", s->trunc.sent,
+		    tagged ? "fi_tsend" : "fi_send", s->trunc.posted,
+		    s->trunc.sent - s->trunc.posted, dir_name(s, dir));
 	for (iter = 0; iter < s->opt.iters; iter++) {
 		if (is_sender(s, dir)) {
 			trunc_send(s, &bufs[1], iter, tagged);
@@ -1577,11 +1584,17 @@ static void run_ordering(struct session *s)
 
 static void run_truncation(struct session *s)
 {
+	size_t i;
 	int dir;
 
-	for (dir = CLIENT_TO_SERVER; dir <= SERVER_TO_CLIENT; dir++) {
-		test_truncation(s, dir, false);
-		test_truncation(s, dir, true);
+	for (i = 0; i < ARRAY_SIZE(trunc_cases); i++) {
+		if (trunc_cases[i].sent > s->opt.max_size)
+			continue;
+		s->trunc = trunc_cases[i];
+		for (dir = CLIENT_TO_SERVER; dir <= SERVER_TO_CLIENT; dir++) {
+			test_truncation(s, dir, false);
+			test_truncation(s, dir, true);
+		}
 	}
 	end_test(s, "truncation", SYNC_TRUNC);
 }

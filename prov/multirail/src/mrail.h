@@ -16,6 +16,7 @@
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_eq.h>
 #include <rdma/fi_errno.h>
+#include <rdma/fi_rma.h>
 #include <rdma/fi_tagged.h>
 #include <rdma/providers/fi_log.h>
 #include <rdma/providers/fi_prov.h>
@@ -111,6 +112,7 @@ struct mrail_fabric {
 
 /* Domain: one core domain per rail. */
 struct mrail_domain {
+	uint64_t next_internal_key;	/* see MRAIL_INTERNAL_KEY_BIT */
 	struct fid_domain domain_fid;
 	struct mrail_fabric *fabric;
 	struct fid_domain *rail_domains[MRAIL_MAX_RAILS];
@@ -177,10 +179,16 @@ void mrail_cq_detach_ep(struct mrail_cq *cq, struct mrail_ep *ep);
 /* Drives every rail of ep once (caller holds the domain lock). */
 void mrail_ep_progress(struct mrail_ep *ep);
 
-/* Messages up to this size travel eagerly; larger ones need rendezvous,
- * which this release does not have (FI_EMSGSIZE). */
-#define MRAIL_EAGER_MAX 16384
-#define MRAIL_RAIL_BUF_LEN (MRAIL_WIRE_HDR_LEN + MRAIL_EAGER_MAX)
+/*
+ * A rail message is one bounce buffer: the header and at most
+ * MRAIL_EAGER_MAX bytes of data. 16 KiB is ofi_rxm's default eager buffer,
+ * so an mrail eager message is one eager rxm message (a larger one would
+ * take rxm's slower segmentation path). Larger messages go by rendezvous.
+ */
+#define MRAIL_RAIL_BUF_LEN 16384
+#define MRAIL_EAGER_MAX (MRAIL_RAIL_BUF_LEN - MRAIL_WIRE_HDR_LEN)
+/* The largest message: a rendezvous length a receiver accepts (1 TiB). */
+#define MRAIL_MAX_MSG ((uint64_t) 1 << 40)
 #define MRAIL_RX_BUFS_PER_RAIL 64
 #define MRAIL_TX_BUFS_PER_RAIL 64
 #define MRAIL_REORDER_WINDOW 1024
@@ -188,19 +196,39 @@ void mrail_ep_progress(struct mrail_ep *ep);
  * would need that many messages in flight): dropped, not held. */
 #define MRAIL_SEQ_HOSTILE_DISTANCE ((uint64_t) 1 << 20)
 #define MRAIL_IOV_LIMIT 4
+/* Rendezvous: stripes are read in chunks of at most this many bytes, with
+ * up to MRAIL_RDV_READS_PER_RAIL reads of one message in flight per rail. */
+#define MRAIL_RDV_CHUNK ((uint64_t) 1 << 20)
+#define MRAIL_RDV_READS_PER_RAIL 4
+/* No rail is handed less than this much of a rendezvous message. */
+#define MRAIL_RDV_MIN_STRIPE ((uint64_t) 16384)
+/* Keys mrail registers rendezvous buffers with on rails that let the user
+ * choose keys: the top bit keeps them apart from application keys. */
+#define MRAIL_INTERNAL_KEY_BIT ((uint64_t) 1 << 63)
 
-enum mrail_buf_kind { MRAIL_BUF_RX, MRAIL_BUF_TX };
+/* What a rail operation's context is, so a rail completion finds its owner. */
+enum mrail_ctx_kind { MRAIL_CTX_RX, MRAIL_CTX_TX, MRAIL_CTX_READ };
 
-/* A bounce buffer on a rail; the rail's op context points at ctx. */
-struct mrail_rail_buf {
+/* First member of everything passed to a rail as an operation context. */
+struct mrail_rail_ctx {
 	struct fi_context2 ctx;
-	enum mrail_buf_kind kind;
-	struct mrail_ep *ep;
+	enum mrail_ctx_kind kind;
 	size_t rail;
-	bool in_use;			/* TX: a send is in flight */
+};
+
+struct mrail_rdv_send;
+struct mrail_rdv_recv;
+struct mrail_pending_ack;
+
+/* A bounce buffer on a rail. */
+struct mrail_rail_buf {
+	struct mrail_rail_ctx rc;
+	struct mrail_ep *ep;
 	bool complete_user;		/* TX: write user on completion */
 	struct mrail_cq_entry user;	/* TX: the user completion */
+	uint64_t rdv_req_id;		/* TX of an RTS: its rendezvous, or 0 */
 	uint8_t *data;
+	struct mrail_rail_buf *free_next;	/* TX: the rail's free list */
 	/* RX held back (not reposted) because it arrived too far ahead of
 	 * its peer's window: what the rail reported, to retry it later. */
 	size_t held_len;
@@ -223,6 +251,7 @@ struct mrail_ep {
 	uint64_t caps;
 	bool enabled;
 	size_t rail_count;
+	uint64_t rail_mr_mode[MRAIL_MAX_RAILS];
 	struct fid_ep *rail_eps[MRAIL_MAX_RAILS];
 	struct fid_cq *rail_cqs[MRAIL_MAX_RAILS];
 	struct fid_mr *rail_mrs[MRAIL_MAX_RAILS];
@@ -230,6 +259,7 @@ struct mrail_ep {
 	uint8_t *rail_mem[MRAIL_MAX_RAILS];
 	struct mrail_rail_buf rx_bufs[MRAIL_MAX_RAILS][MRAIL_RX_BUFS_PER_RAIL];
 	struct mrail_rail_buf tx_bufs[MRAIL_MAX_RAILS][MRAIL_TX_BUFS_PER_RAIL];
+	struct mrail_rail_buf *tx_free[MRAIL_MAX_RAILS];
 	size_t next_rail;
 	struct mrail_match_queue msg_queue, tag_queue;
 	uint64_t *tx_seq;		/* per peer fi_addr */
@@ -237,6 +267,13 @@ struct mrail_ep {
 	size_t peer_cap;
 	struct mrail_wire_limits limits;
 	struct mrail_rail_buf *held;	/* RX buffers waiting for a window */
+	/* Rendezvous: sends waiting for their ACK (uthash by request id), and
+	 * receives with reads to issue or an ACK to send (utlist). */
+	struct mrail_rdv_send *rdv_sends;
+	uint64_t next_req_id;
+	struct mrail_rdv_recv *rdv_recvs;
+	struct mrail_pending_ack *pending_acks;	/* waiting for a buffer */
+	size_t next_stripe_rail;
 };
 
 int mrail_ep_open(struct fid_domain *domain, struct fi_info *info,
@@ -255,6 +292,12 @@ bool mrail_msg_handle_rx(struct mrail_ep *ep, struct mrail_rail_buf *buf,
 int mrail_ep_repost_rx(struct mrail_ep *ep, struct mrail_rail_buf *buf);
 void mrail_msg_handle_tx(struct mrail_ep *ep, struct mrail_rail_buf *buf, int err);
 void mrail_msg_flush(struct mrail_ep *ep);
+/* A rendezvous read finished on a rail (err 0 or a positive FI_E*). */
+void mrail_rdv_handle_read(struct mrail_ep *ep, struct mrail_rail_ctx *rc, int err);
+/* Issues reads and ACKs that had to wait for rail resources. */
+void mrail_rdv_progress(struct mrail_ep *ep);
+/* fi_cancel of a posted receive. */
+ssize_t mrail_msg_cancel(struct mrail_ep *ep, void *context);
 extern struct fi_ops_msg mrail_msg_ops;
 extern struct fi_ops_tagged mrail_tagged_ops;
 

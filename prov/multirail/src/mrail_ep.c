@@ -35,21 +35,27 @@ int mrail_ep_reserve_peer(struct mrail_ep *ep, fi_addr_t fi_addr)
 
 int mrail_ep_repost_rx(struct mrail_ep *ep, struct mrail_rail_buf *buf)
 {
-	return (int) fi_recv(ep->rail_eps[buf->rail], buf->data, MRAIL_RAIL_BUF_LEN,
-			     ep->rail_desc[buf->rail], FI_ADDR_UNSPEC, &buf->ctx);
+	return (int) fi_recv(ep->rail_eps[buf->rc.rail], buf->data, MRAIL_RAIL_BUF_LEN,
+			     ep->rail_desc[buf->rc.rail], FI_ADDR_UNSPEC, &buf->rc.ctx);
 }
 
 static void rail_handle_error(struct mrail_ep *ep, size_t rail)
 {
 	struct fi_cq_err_entry err = { 0 };
+	struct mrail_rail_ctx *rc;
 	struct mrail_rail_buf *buf;
 
 	if (fi_cq_readerr(ep->rail_cqs[rail], &err, 0) != 1)
 		return;
-	buf = err.op_context;
-	if (!buf)
+	rc = err.op_context;
+	if (!rc)
 		return;
-	if (buf->kind == MRAIL_BUF_TX) {
+	if (rc->kind == MRAIL_CTX_READ) {
+		mrail_rdv_handle_read(ep, rc, err.err ? err.err : FI_EIO);
+		return;
+	}
+	buf = container_of(rc, struct mrail_rail_buf, rc);
+	if (rc->kind == MRAIL_CTX_TX) {
 		mrail_msg_handle_tx(ep, buf, err.err ? err.err : FI_EIO);
 		return;
 	}
@@ -64,6 +70,7 @@ static void rail_progress(struct mrail_ep *ep, size_t rail)
 {
 	struct fi_cq_msg_entry comps[16];
 	fi_addr_t srcs[16];
+	struct mrail_rail_ctx *rc;
 	struct mrail_rail_buf *buf;
 	ssize_t n, i;
 
@@ -76,8 +83,13 @@ static void rail_progress(struct mrail_ep *ep, size_t rail)
 		if (n <= 0)
 			return;
 		for (i = 0; i < n; i++) {
-			buf = comps[i].op_context;
-			if (buf->kind == MRAIL_BUF_TX) {
+			rc = comps[i].op_context;
+			if (rc->kind == MRAIL_CTX_READ) {
+				mrail_rdv_handle_read(ep, rc, 0);
+				continue;
+			}
+			buf = container_of(rc, struct mrail_rail_buf, rc);
+			if (rc->kind == MRAIL_CTX_TX) {
 				mrail_msg_handle_tx(ep, buf, 0);
 				continue;
 			}
@@ -98,6 +110,8 @@ void mrail_ep_progress(struct mrail_ep *ep)
 		return;
 	for (rail = 0; rail < ep->rail_count; rail++)
 		rail_progress(ep, rail);
+	if (ep->rdv_recvs || ep->pending_acks)
+		mrail_rdv_progress(ep);
 }
 
 /* Opens, binds and enables one rail's endpoint and posts its receives. */
@@ -112,6 +126,7 @@ static int rail_enable(struct mrail_ep *ep, size_t rail)
 	size_t i;
 	int ret;
 
+	ep->rail_mr_mode[rail] = info->domain_attr->mr_mode;
 	ret = fi_endpoint(domain, info, &ep->rail_eps[rail], NULL);
 	if (ret)
 		return ret;
@@ -142,17 +157,19 @@ static int rail_enable(struct mrail_ep *ep, size_t rail)
 	for (i = 0; i < MRAIL_TX_BUFS_PER_RAIL; i++) {
 		struct mrail_rail_buf *buf = &ep->tx_bufs[rail][i];
 
-		buf->kind = MRAIL_BUF_TX;
+		buf->rc.kind = MRAIL_CTX_TX;
+		buf->rc.rail = rail;
 		buf->ep = ep;
-		buf->rail = rail;
 		buf->data = ep->rail_mem[rail] + i * MRAIL_RAIL_BUF_LEN;
+		buf->free_next = ep->tx_free[rail];
+		ep->tx_free[rail] = buf;
 	}
 	for (i = 0; i < MRAIL_RX_BUFS_PER_RAIL; i++) {
 		struct mrail_rail_buf *buf = &ep->rx_bufs[rail][i];
 
-		buf->kind = MRAIL_BUF_RX;
+		buf->rc.kind = MRAIL_CTX_RX;
+		buf->rc.rail = rail;
 		buf->ep = ep;
-		buf->rail = rail;
 		buf->data = ep->rail_mem[rail] +
 			    (MRAIL_TX_BUFS_PER_RAIL + i) * MRAIL_RAIL_BUF_LEN;
 		ret = mrail_ep_repost_rx(ep, buf);
@@ -306,9 +323,15 @@ static int mrail_ep_close(struct fid *fid)
 	return 0;
 }
 
-static ssize_t mrail_ep_no_cancel(fid_t fid, void *context)
+static ssize_t mrail_ep_cancel(fid_t fid, void *context)
 {
-	return -FI_ENOSYS;
+	struct mrail_ep *ep = container_of(fid, struct mrail_ep, ep_fid.fid);
+	ssize_t ret;
+
+	pthread_mutex_lock(&ep->domain->lock);
+	ret = mrail_msg_cancel(ep, context);
+	pthread_mutex_unlock(&ep->domain->lock);
+	return ret;
 }
 
 static int mrail_ep_no_getopt(fid_t fid, int level, int optname, void *optval,
@@ -333,7 +356,7 @@ static struct fi_ops mrail_ep_fi_ops = {
 
 static struct fi_ops_ep mrail_ep_ops = {
 	.size = sizeof(struct fi_ops_ep),
-	.cancel = mrail_ep_no_cancel,
+	.cancel = mrail_ep_cancel,
 	.getopt = mrail_ep_no_getopt,
 	.setopt = mrail_ep_no_setopt,
 };
@@ -359,7 +382,7 @@ int mrail_ep_open(struct fid_domain *domain_fid, struct fi_info *info,
 	ep->caps = info->caps;
 	ep->rail_count = domain->fabric->rails.count;
 	ep->limits.max_eager = MRAIL_EAGER_MAX;
-	ep->limits.max_msg = MRAIL_EAGER_MAX;
+	ep->limits.max_msg = MRAIL_MAX_MSG;
 	ep->limits.rail_count = (uint8_t) ep->rail_count;
 	mrail_match_queue_init(&ep->msg_queue);
 	mrail_match_queue_init(&ep->tag_queue);

@@ -184,9 +184,9 @@ static int info_from_railset(const struct mrail_railset *set,
 	info->tx_attr->caps = info->caps;
 	info->rx_attr->caps = info->caps;
 	info_limit_to_rails(set, info);
-	/* Messages are copied into mrail's own buffers: these limits are
-	 * mrail's, whatever the rails allow. */
-	info->ep_attr->max_msg_size = MRAIL_EAGER_MAX;
+	/* Eager messages are copied into mrail's own buffers, larger ones go
+	 * by rendezvous: these limits are mrail's, whatever the rails allow. */
+	info->ep_attr->max_msg_size = MRAIL_MAX_MSG;
 	info->tx_attr->inject_size = MRAIL_EAGER_MAX;
 	info->tx_attr->iov_limit = MRAIL_IOV_LIMIT;
 	info->rx_attr->iov_limit = MRAIL_IOV_LIMIT;

@@ -1,40 +1,19 @@
 /*
- * Messages and tagged messages, eager only: a message travels whole on one
- * rail (round-robin), carrying the sender's per-peer sequence number. The
- * receiver puts arrivals back in send order (core/reorder.c) before matching
+ * Messages: the receive path shared by every protocol, the eager protocol,
+ * and fi_ops_msg. A message up to MRAIL_EAGER_MAX bytes travels whole on one
+ * rail (round-robin); a larger one by rendezvous (mrail_rdv.c). Either way it
+ * carries the sender's per-peer sequence number, and the receiver puts
+ * arrivals back in send order (core/reorder.c) before matching
  * (core/match.c), so matching order holds whatever rail each message took.
  */
-#include "mrail.h"
+#include "mrail_msg.h"
 
-#include <inttypes.h>
-#include <stdio.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/uio.h>
 
-/* A message that arrived, waiting for its receive or being delivered. */
-struct mrail_rx_msg {
-	struct mrail_match_item item;
-	bool tagged;
-	bool has_data;
-	uint64_t data;
-	size_t len;
-	uint8_t payload[];
-};
-
-/* A posted receive. */
-struct mrail_recv {
-	struct mrail_match_item item;
-	void *context;
-	struct iovec iov[MRAIL_IOV_LIMIT];
-	size_t iov_count;
-	uint64_t flags;
-	bool tagged;
-};
-
-static size_t iov_total(const struct iovec *iov, size_t count)
+size_t mrail_iov_total(const struct iovec *iov, size_t count)
 {
 	size_t i, total = 0;
 
@@ -58,11 +37,10 @@ static size_t copy_to_iov(const struct iovec *iov, size_t count, const uint8_t *
 
 /* ---- receive side ---- */
 
-static void recv_complete(struct mrail_ep *ep, struct mrail_recv *recv,
-			  struct mrail_rx_msg *msg)
+struct mrail_cq_entry mrail_recv_entry(const struct mrail_recv *recv,
+				       const struct mrail_rx_msg *msg)
 {
-	size_t cap = iov_total(recv->iov, recv->iov_count);
-	struct mrail_cq_entry entry = {
+	return (struct mrail_cq_entry) {
 		.op_context = recv->context,
 		.flags = FI_RECV | (recv->tagged ? FI_TAGGED : FI_MSG) |
 			 (msg->has_data ? FI_REMOTE_CQ_DATA : 0),
@@ -71,16 +49,40 @@ static void recv_complete(struct mrail_ep *ep, struct mrail_recv *recv,
 		.tag = msg->item.tag,
 		.src = msg->item.src,
 	};
+}
 
+bool mrail_recv_wants_completion(const struct mrail_ep *ep, uint64_t flags, int err)
+{
+	return err || !ep->rx_selective || (flags & FI_COMPLETION);
+}
+
+void mrail_recv_complete(struct mrail_ep *ep, struct mrail_recv *recv,
+			 struct mrail_rx_msg *msg)
+{
+	size_t cap = mrail_iov_total(recv->iov, recv->iov_count);
+	struct mrail_cq_entry entry;
+
+	if (msg->rdv) {
+		mrail_rdv_recv_start(ep, recv, msg);
+		return;
+	}
+	entry = mrail_recv_entry(recv, msg);
 	entry.len = copy_to_iov(recv->iov, recv->iov_count, msg->payload, msg->len);
 	if (msg->len > cap) {
 		entry.err = FI_ETRUNC;
 		entry.prov_errno = -FI_ETRUNC;
 		entry.olen = msg->len - cap;
 	}
-	if (entry.err || !ep->rx_selective || (recv->flags & FI_COMPLETION))
+	if (mrail_recv_wants_completion(ep, recv->flags, entry.err))
 		mrail_cq_write(ep->rx_cq, &entry);
 	free(recv);
+	free(msg);
+}
+
+void mrail_rx_msg_discard(struct mrail_ep *ep, struct mrail_rx_msg *msg)
+{
+	if (msg->rdv)
+		mrail_rdv_ack_sender(ep, msg->item.src, msg->req_id, 0);
 	free(msg);
 }
 
@@ -92,7 +94,7 @@ static void deliver_in_order(struct mrail_ep *ep, struct mrail_rx_msg *msg)
 
 	recv = mrail_match_arrive(queue, &msg->item);
 	if (recv)
-		recv_complete(ep, container_of(recv, struct mrail_recv, item), msg);
+		mrail_recv_complete(ep, container_of(recv, struct mrail_recv, item), msg);
 }
 
 static struct mrail_peer_rx *peer_rx(struct mrail_ep *ep, fi_addr_t peer)
@@ -112,7 +114,7 @@ static struct mrail_peer_rx *peer_rx(struct mrail_ep *ep, fi_addr_t peer)
 
 /* Malformed input is reported where the application looks: an error
  * completion with no operation attached, and a warning saying what. */
-static void rx_report_bad_message(struct mrail_ep *ep, size_t rail, const char *why)
+void mrail_rx_report_bad_message(struct mrail_ep *ep, size_t rail, const char *why)
 {
 	struct mrail_cq_entry entry = {
 		.flags = FI_RECV, .err = FI_EIO, .prov_errno = -FI_EIO,
@@ -142,45 +144,83 @@ static void rx_hold(struct mrail_ep *ep, struct mrail_rail_buf *buf, size_t len,
 
 static void rx_retry_held(struct mrail_ep *ep);
 
+/* A decoded EAGER or RTS as a message for the matching engine. */
+static struct mrail_rx_msg *rx_msg_from_wire(struct mrail_ep *ep,
+					     const struct mrail_wire_hdr *hdr,
+					     const uint8_t *payload, fi_addr_t peer,
+					     char *err, size_t err_len)
+{
+	struct mrail_rx_msg *msg;
+	struct mrail_wire_rts rts;
+	bool rdv = hdr->op == MRAIL_OP_RTS;
+
+	if (rdv && mrail_wire_rts_decode(payload, hdr->payload_len, &ep->limits,
+					 &rts, err, err_len))
+		return NULL;
+	msg = malloc(sizeof(*msg) + (rdv ? 0 : hdr->payload_len));
+	if (!msg) {
+		snprintf(err, err_len, "out of memory");
+		return NULL;
+	}
+	memset(msg, 0, sizeof(*msg));
+	msg->item.src = peer;
+	msg->item.tag = hdr->tag;
+	msg->tagged = hdr->flags & MRAIL_WIRE_F_TAGGED;
+	msg->has_data = hdr->flags & MRAIL_WIRE_F_CQ_DATA;
+	msg->data = hdr->cq_data;
+	msg->rdv = rdv;
+	if (rdv) {
+		msg->rts = rts;
+		msg->req_id = hdr->req_id;
+		msg->len = rts.total_len;
+	} else {
+		msg->len = hdr->payload_len;
+		memcpy(msg->payload, payload, hdr->payload_len);
+	}
+	return msg;
+}
+
 bool mrail_msg_handle_rx(struct mrail_ep *ep, struct mrail_rail_buf *buf,
 			 size_t len, fi_addr_t rail_src)
 {
+	const uint8_t *payload = buf->data + MRAIL_WIRE_HDR_LEN;
 	struct mrail_wire_hdr hdr;
 	struct mrail_peer_rx *rx;
 	struct mrail_rx_msg *msg;
 	char err[MRAIL_ERR_MAX];
+	size_t rail = buf->rc.rail;
 	fi_addr_t peer;
 	void *next;
 	int ret;
 
 	if (mrail_wire_hdr_decode(buf->data, len, &ep->limits, &hdr, err, sizeof(err))) {
-		rx_report_bad_message(ep, buf->rail, err);
+		mrail_rx_report_bad_message(ep, rail, err);
 		return true;
 	}
-	if (hdr.op != MRAIL_OP_EAGER) {
-		rx_report_bad_message(ep, buf->rail, "this mrail only speaks EAGER");
+	peer = mrail_av_peer_of_rail_addr(ep->av, rail, rail_src);
+	if (peer == FI_ADDR_NOTAVAIL) {
+		mrail_rx_report_bad_message(ep, rail, "sender is not in the AV");
 		return true;
 	}
-	peer = mrail_av_peer_of_rail_addr(ep->av, buf->rail, rail_src);
-	rx = peer == FI_ADDR_NOTAVAIL ? NULL : peer_rx(ep, peer);
+	if (hdr.op == MRAIL_OP_ACK) {
+		mrail_rdv_handle_ack(ep, rail, peer, &hdr, payload);
+		return true;
+	}
+	if (hdr.op != MRAIL_OP_EAGER && hdr.op != MRAIL_OP_RTS) {
+		mrail_rx_report_bad_message(ep, rail, "unexpected HELLO: this mrail "
+					    "learns peers from its AV only");
+		return true;
+	}
+	rx = peer_rx(ep, peer);
 	if (!rx) {
-		rx_report_bad_message(ep, buf->rail, "sender is not in the AV");
+		mrail_rx_report_bad_message(ep, rail, "out of memory");
 		return true;
 	}
-
-	msg = malloc(sizeof(*msg) + hdr.payload_len);
+	msg = rx_msg_from_wire(ep, &hdr, payload, peer, err, sizeof(err));
 	if (!msg) {
-		rx_report_bad_message(ep, buf->rail, "out of memory");
+		mrail_rx_report_bad_message(ep, rail, err);
 		return true;
 	}
-	memset(&msg->item, 0, sizeof(msg->item));
-	msg->item.src = peer;
-	msg->item.tag = hdr.tag;
-	msg->tagged = hdr.flags & MRAIL_WIRE_F_TAGGED;
-	msg->has_data = hdr.flags & MRAIL_WIRE_F_CQ_DATA;
-	msg->data = hdr.cq_data;
-	msg->len = hdr.payload_len;
-	memcpy(msg->payload, buf->data + MRAIL_WIRE_HDR_LEN, hdr.payload_len);
 
 	ret = mrail_reorder_push(&rx->reorder, hdr.seq, msg);
 	if (ret == -ERANGE && hdr.seq - rx->reorder.next < MRAIL_SEQ_HOSTILE_DISTANCE) {
@@ -194,7 +234,7 @@ bool mrail_msg_handle_rx(struct mrail_ep *ep, struct mrail_rail_buf *buf,
 			 " from peer %" PRIu64 " (next expected %" PRIu64 ")",
 			 ret == -EALREADY ? "duplicate" : "impossibly far ahead",
 			 hdr.seq, (uint64_t) peer, rx->reorder.next);
-		rx_report_bad_message(ep, buf->rail, err);
+		mrail_rx_report_bad_message(ep, rail, err);
 		return true;
 	}
 	while ((next = mrail_reorder_pop(&rx->reorder)))
@@ -216,13 +256,13 @@ static void rx_retry_held(struct mrail_ep *ep)
 		if (mrail_msg_handle_rx(ep, buf, buf->held_len, buf->held_src) &&
 		    mrail_ep_repost_rx(ep, buf))
 			MRAIL_WARN(FI_LOG_EP_DATA, "rail %zu: cannot repost a "
-				   "receive buffer\n", buf->rail + 1);
+				   "receive buffer\n", buf->rc.rail + 1);
 	}
 }
 
-static ssize_t post_recv(struct mrail_ep *ep, const struct iovec *iov, size_t count,
-			 fi_addr_t src, uint64_t tag, uint64_t ignore, void *context,
-			 uint64_t flags, bool tagged)
+ssize_t mrail_post_recv(struct mrail_ep *ep, const struct iovec *iov, size_t count,
+			fi_addr_t src, uint64_t tag, uint64_t ignore, void *context,
+			uint64_t flags, bool tagged)
 {
 	struct mrail_match_queue *queue = tagged ? &ep->tag_queue : &ep->msg_queue;
 	struct mrail_match_item *msg;
@@ -230,6 +270,8 @@ static ssize_t post_recv(struct mrail_ep *ep, const struct iovec *iov, size_t co
 
 	if (count > MRAIL_IOV_LIMIT)
 		return -FI_EINVAL;
+	if (!ep->enabled)
+		return -FI_EOPBADSTATE;
 	recv = calloc(1, sizeof(*recv));
 	if (!recv)
 		return -FI_ENOMEM;
@@ -246,9 +288,38 @@ static ssize_t post_recv(struct mrail_ep *ep, const struct iovec *iov, size_t co
 	pthread_mutex_lock(&ep->domain->lock);
 	msg = mrail_match_post_recv(queue, &recv->item);
 	if (msg)
-		recv_complete(ep, recv, container_of(msg, struct mrail_rx_msg, item));
+		mrail_recv_complete(ep, recv, container_of(msg, struct mrail_rx_msg, item));
 	pthread_mutex_unlock(&ep->domain->lock);
 	return 0;
+}
+
+/* fi_cancel names its receive by context; only posted receives can go. */
+ssize_t mrail_msg_cancel(struct mrail_ep *ep, void *context)
+{
+	struct mrail_match_queue *queues[] = { &ep->tag_queue, &ep->msg_queue };
+	struct mrail_match_item *item;
+	struct mrail_recv *recv;
+	size_t q;
+
+	for (q = 0; q < 2; q++) {
+		for (item = queues[q]->posted; item; item = item->next) {
+			recv = container_of(item, struct mrail_recv, item);
+			if (recv->context != context)
+				continue;
+			mrail_match_cancel_recv(queues[q], item);
+			mrail_cq_write(ep->rx_cq, &(struct mrail_cq_entry) {
+				.op_context = context,
+				.flags = FI_RECV | (recv->tagged ? FI_TAGGED : FI_MSG),
+				.buf = recv->iov_count ? recv->iov[0].iov_base : NULL,
+				.tag = recv->item.tag,
+				.src = FI_ADDR_NOTAVAIL,
+				.err = FI_ECANCELED, .prov_errno = -FI_ECANCELED,
+			});
+			free(recv);
+			return 0;
+		}
+	}
+	return -FI_ENOENT;
 }
 
 /* ---- send side ---- */
@@ -257,87 +328,117 @@ void mrail_msg_handle_tx(struct mrail_ep *ep, struct mrail_rail_buf *buf, int er
 {
 	if (err) {
 		MRAIL_WARN(FI_LOG_EP_DATA, "rail %zu: a send failed: %s\n",
-			   buf->rail + 1, fi_strerror(err));
+			   buf->rc.rail + 1, fi_strerror(err));
 		buf->user.err = err;
 		buf->user.prov_errno = -err;
 	}
-	if (buf->complete_user || err)
+	if (buf->rdv_req_id && err)
+		mrail_rdv_send_failed(ep, buf->rdv_req_id, err);
+	else if (buf->complete_user || err)
 		mrail_cq_write(ep->tx_cq, &buf->user);
-	buf->in_use = false;
+	mrail_tx_buf_put(ep, buf);
 }
 
-static struct mrail_rail_buf *tx_buf_get(struct mrail_ep *ep)
+struct mrail_rail_buf *mrail_tx_buf_get(struct mrail_ep *ep)
 {
-	size_t tries, rail, i;
+	struct mrail_rail_buf *buf;
+	size_t tries, rail;
 
 	for (tries = 0; tries < ep->rail_count; tries++) {
 		rail = ep->next_rail++ % ep->rail_count;
-		for (i = 0; i < MRAIL_TX_BUFS_PER_RAIL; i++) {
-			if (!ep->tx_bufs[rail][i].in_use)
-				return &ep->tx_bufs[rail][i];
+		buf = ep->tx_free[rail];
+		if (buf) {
+			ep->tx_free[rail] = buf->free_next;
+			buf->free_next = NULL;
+			buf->rdv_req_id = 0;
+			buf->complete_user = false;
+			return buf;
 		}
 	}
 	return NULL;
 }
 
+void mrail_tx_buf_put(struct mrail_ep *ep, struct mrail_rail_buf *buf)
+{
+	buf->free_next = ep->tx_free[buf->rc.rail];
+	ep->tx_free[buf->rc.rail] = buf;
+}
+
 static ssize_t send_eager(struct mrail_ep *ep, const struct iovec *iov, size_t count,
+			  fi_addr_t dest, struct mrail_wire_hdr *hdr,
+			  const struct mrail_cq_entry *user, bool complete_user)
+{
+	struct mrail_av_peer *peer = mrail_av_get_peer(ep->av, dest);
+	size_t i, off = MRAIL_WIRE_HDR_LEN;
+	struct mrail_rail_buf *buf;
+	ssize_t ret;
+
+	buf = mrail_tx_buf_get(ep);
+	if (!buf) {
+		mrail_ep_progress(ep);
+		return -FI_EAGAIN;
+	}
+	mrail_wire_hdr_encode(hdr, buf->data, MRAIL_WIRE_HDR_LEN);
+	for (i = 0; i < count; i++) {
+		memcpy(buf->data + off, iov[i].iov_base, iov[i].iov_len);
+		off += iov[i].iov_len;
+	}
+	buf->complete_user = complete_user;
+	buf->user = *user;
+	ret = fi_send(ep->rail_eps[buf->rc.rail], buf->data, off,
+		      ep->rail_desc[buf->rc.rail], peer->rail_fi_addr[buf->rc.rail],
+		      &buf->rc.ctx);
+	if (ret) {
+		mrail_tx_buf_put(ep, buf);
+		if (ret == -FI_EAGAIN)
+			mrail_ep_progress(ep);
+		return ret;
+	}
+	return 0;
+}
+
+ssize_t mrail_send_common(struct mrail_ep *ep, const struct iovec *iov, size_t count,
 			  fi_addr_t dest, uint64_t tag, uint64_t data, void *context,
 			  uint64_t flags, bool tagged, bool inject)
 {
-	size_t len = iov_total(iov, count), i, off = MRAIL_WIRE_HDR_LEN;
+	size_t len = mrail_iov_total(iov, count);
 	struct mrail_wire_hdr hdr = {
-		.op = MRAIL_OP_EAGER,
+		.op = len > MRAIL_EAGER_MAX ? MRAIL_OP_RTS : MRAIL_OP_EAGER,
 		.flags = (tagged ? MRAIL_WIRE_F_TAGGED : 0) |
 			 ((flags & FI_REMOTE_CQ_DATA) ? MRAIL_WIRE_F_CQ_DATA : 0),
 		.tag = tagged ? tag : 0,
 		.cq_data = (flags & FI_REMOTE_CQ_DATA) ? data : 0,
 	};
-	struct mrail_av_peer *peer;
-	struct mrail_rail_buf *buf;
+	struct mrail_cq_entry user = {
+		.op_context = context,
+		.flags = FI_SEND | (tagged ? FI_TAGGED : FI_MSG),
+		.src = FI_ADDR_NOTAVAIL,
+	};
+	bool complete_user = !inject && (!ep->tx_selective || (flags & FI_COMPLETION));
 	ssize_t ret;
 
-	if (len > MRAIL_EAGER_MAX)
+	if (count > MRAIL_IOV_LIMIT)
+		return -FI_EINVAL;
+	if ((inject && len > MRAIL_EAGER_MAX) || len > MRAIL_MAX_MSG)
 		return -FI_EMSGSIZE;
 	if (!ep->enabled)
 		return -FI_EOPBADSTATE;
 
 	pthread_mutex_lock(&ep->domain->lock);
-	peer = mrail_av_get_peer(ep->av, dest);
-	if (!peer || mrail_ep_reserve_peer(ep, dest)) {
+	if (!mrail_av_get_peer(ep->av, dest) || mrail_ep_reserve_peer(ep, dest)) {
 		ret = -FI_EINVAL;
 		goto out;
 	}
-	buf = tx_buf_get(ep);
-	if (!buf) {
-		mrail_ep_progress(ep);
-		ret = -FI_EAGAIN;
-		goto out;
-	}
-	hdr.payload_len = (uint32_t) len;
 	hdr.seq = ep->tx_seq[dest];
-	mrail_wire_hdr_encode(&hdr, buf->data, MRAIL_WIRE_HDR_LEN);
-	for (i = 0; i < count; i++) {
-		memcpy(buf->data + off, iov[i].iov_base, iov[i].iov_len);
-		off += iov[i].iov_len;
-	}
-
-	buf->complete_user = !inject && (!ep->tx_selective || (flags & FI_COMPLETION));
-	buf->user = (struct mrail_cq_entry) {
-		.op_context = context,
-		.flags = FI_SEND | (tagged ? FI_TAGGED : FI_MSG),
-		.src = FI_ADDR_NOTAVAIL,
-	};
-	ret = fi_send(ep->rail_eps[buf->rail], buf->data, off,
-		      ep->rail_desc[buf->rail], peer->rail_fi_addr[buf->rail],
-		      &buf->ctx);
-	if (ret) {
-		if (ret == -FI_EAGAIN)
-			mrail_ep_progress(ep);
-		goto out;
+	if (hdr.op == MRAIL_OP_EAGER) {
+		hdr.payload_len = (uint32_t) len;
+		ret = send_eager(ep, iov, count, dest, &hdr, &user, complete_user);
+	} else {
+		ret = mrail_rdv_send(ep, iov, count, dest, &hdr, &user, complete_user);
 	}
 	/* The sequence number is spent only by a send the rail accepted. */
-	buf->in_use = true;
-	ep->tx_seq[dest]++;
+	if (!ret)
+		ep->tx_seq[dest]++;
 out:
 	pthread_mutex_unlock(&ep->domain->lock);
 	return ret;
@@ -366,6 +467,7 @@ void mrail_msg_flush(struct mrail_ep *ep)
 		       (held = mrail_reorder_drain(&ep->rx_peers[i].reorder)))
 			free(held);
 	}
+	mrail_rdv_flush(ep);
 }
 
 /* ---- fi_ops_msg ---- */
@@ -377,20 +479,22 @@ static ssize_t mrail_recv(struct fid_ep *ep, void *buf, size_t len, void *desc,
 {
 	struct iovec iov = { .iov_base = buf, .iov_len = len };
 
-	return post_recv(EP(ep), &iov, 1, src, 0, 0, context, FI_COMPLETION, false);
+	return mrail_post_recv(EP(ep), &iov, 1, src, 0, 0, context, FI_COMPLETION,
+			       false);
 }
 
 static ssize_t mrail_recvv(struct fid_ep *ep, const struct iovec *iov, void **desc,
 			   size_t count, fi_addr_t src, void *context)
 {
-	return post_recv(EP(ep), iov, count, src, 0, 0, context, FI_COMPLETION, false);
+	return mrail_post_recv(EP(ep), iov, count, src, 0, 0, context, FI_COMPLETION,
+			       false);
 }
 
 static ssize_t mrail_recvmsg(struct fid_ep *ep, const struct fi_msg *msg,
 			     uint64_t flags)
 {
-	return post_recv(EP(ep), msg->msg_iov, msg->iov_count, msg->addr, 0, 0,
-			 msg->context, flags, false);
+	return mrail_post_recv(EP(ep), msg->msg_iov, msg->iov_count, msg->addr, 0, 0,
+			       msg->context, flags, false);
 }
 
 static ssize_t mrail_send(struct fid_ep *ep, const void *buf, size_t len, void *desc,
@@ -398,22 +502,23 @@ static ssize_t mrail_send(struct fid_ep *ep, const void *buf, size_t len, void *
 {
 	struct iovec iov = { .iov_base = (void *) buf, .iov_len = len };
 
-	return send_eager(EP(ep), &iov, 1, dest, 0, 0, context, FI_COMPLETION,
-			  false, false);
+	return mrail_send_common(EP(ep), &iov, 1, dest, 0, 0, context, FI_COMPLETION,
+				 false, false);
 }
 
 static ssize_t mrail_sendv(struct fid_ep *ep, const struct iovec *iov, void **desc,
 			   size_t count, fi_addr_t dest, void *context)
 {
-	return send_eager(EP(ep), iov, count, dest, 0, 0, context, FI_COMPLETION,
-			  false, false);
+	return mrail_send_common(EP(ep), iov, count, dest, 0, 0, context,
+				 FI_COMPLETION, false, false);
 }
 
 static ssize_t mrail_sendmsg(struct fid_ep *ep, const struct fi_msg *msg,
 			     uint64_t flags)
 {
-	return send_eager(EP(ep), msg->msg_iov, msg->iov_count, msg->addr, 0,
-			  msg->data, msg->context, flags, false, flags & FI_INJECT);
+	return mrail_send_common(EP(ep), msg->msg_iov, msg->iov_count, msg->addr, 0,
+				 msg->data, msg->context, flags, false,
+				 flags & FI_INJECT);
 }
 
 static ssize_t mrail_inject(struct fid_ep *ep, const void *buf, size_t len,
@@ -421,7 +526,7 @@ static ssize_t mrail_inject(struct fid_ep *ep, const void *buf, size_t len,
 {
 	struct iovec iov = { .iov_base = (void *) buf, .iov_len = len };
 
-	return send_eager(EP(ep), &iov, 1, dest, 0, 0, NULL, 0, false, true);
+	return mrail_send_common(EP(ep), &iov, 1, dest, 0, 0, NULL, 0, false, true);
 }
 
 static ssize_t mrail_senddata(struct fid_ep *ep, const void *buf, size_t len,
@@ -429,8 +534,8 @@ static ssize_t mrail_senddata(struct fid_ep *ep, const void *buf, size_t len,
 {
 	struct iovec iov = { .iov_base = (void *) buf, .iov_len = len };
 
-	return send_eager(EP(ep), &iov, 1, dest, 0, data, context,
-			  FI_COMPLETION | FI_REMOTE_CQ_DATA, false, false);
+	return mrail_send_common(EP(ep), &iov, 1, dest, 0, data, context,
+				 FI_COMPLETION | FI_REMOTE_CQ_DATA, false, false);
 }
 
 static ssize_t mrail_injectdata(struct fid_ep *ep, const void *buf, size_t len,
@@ -438,8 +543,8 @@ static ssize_t mrail_injectdata(struct fid_ep *ep, const void *buf, size_t len,
 {
 	struct iovec iov = { .iov_base = (void *) buf, .iov_len = len };
 
-	return send_eager(EP(ep), &iov, 1, dest, 0, data, NULL, FI_REMOTE_CQ_DATA,
-			  false, true);
+	return mrail_send_common(EP(ep), &iov, 1, dest, 0, data, NULL,
+				 FI_REMOTE_CQ_DATA, false, true);
 }
 
 struct fi_ops_msg mrail_msg_ops = {
@@ -453,94 +558,4 @@ struct fi_ops_msg mrail_msg_ops = {
 	.inject = mrail_inject,
 	.senddata = mrail_senddata,
 	.injectdata = mrail_injectdata,
-};
-
-/* ---- fi_ops_tagged ---- */
-
-static ssize_t mrail_trecv(struct fid_ep *ep, void *buf, size_t len, void *desc,
-			   fi_addr_t src, uint64_t tag, uint64_t ignore, void *context)
-{
-	struct iovec iov = { .iov_base = buf, .iov_len = len };
-
-	return post_recv(EP(ep), &iov, 1, src, tag, ignore, context, FI_COMPLETION, true);
-}
-
-static ssize_t mrail_trecvv(struct fid_ep *ep, const struct iovec *iov, void **desc,
-			    size_t count, fi_addr_t src, uint64_t tag,
-			    uint64_t ignore, void *context)
-{
-	return post_recv(EP(ep), iov, count, src, tag, ignore, context, FI_COMPLETION,
-			 true);
-}
-
-static ssize_t mrail_trecvmsg(struct fid_ep *ep, const struct fi_msg_tagged *msg,
-			      uint64_t flags)
-{
-	if (flags & (FI_PEEK | FI_CLAIM | FI_DISCARD))
-		return -FI_ENOSYS;
-	return post_recv(EP(ep), msg->msg_iov, msg->iov_count, msg->addr, msg->tag,
-			 msg->ignore, msg->context, flags, true);
-}
-
-static ssize_t mrail_tsend(struct fid_ep *ep, const void *buf, size_t len, void *desc,
-			   fi_addr_t dest, uint64_t tag, void *context)
-{
-	struct iovec iov = { .iov_base = (void *) buf, .iov_len = len };
-
-	return send_eager(EP(ep), &iov, 1, dest, tag, 0, context, FI_COMPLETION,
-			  true, false);
-}
-
-static ssize_t mrail_tsendv(struct fid_ep *ep, const struct iovec *iov, void **desc,
-			    size_t count, fi_addr_t dest, uint64_t tag, void *context)
-{
-	return send_eager(EP(ep), iov, count, dest, tag, 0, context, FI_COMPLETION,
-			  true, false);
-}
-
-static ssize_t mrail_tsendmsg(struct fid_ep *ep, const struct fi_msg_tagged *msg,
-			      uint64_t flags)
-{
-	return send_eager(EP(ep), msg->msg_iov, msg->iov_count, msg->addr, msg->tag,
-			  msg->data, msg->context, flags, true, flags & FI_INJECT);
-}
-
-static ssize_t mrail_tinject(struct fid_ep *ep, const void *buf, size_t len,
-			     fi_addr_t dest, uint64_t tag)
-{
-	struct iovec iov = { .iov_base = (void *) buf, .iov_len = len };
-
-	return send_eager(EP(ep), &iov, 1, dest, tag, 0, NULL, 0, true, true);
-}
-
-static ssize_t mrail_tsenddata(struct fid_ep *ep, const void *buf, size_t len,
-			       void *desc, uint64_t data, fi_addr_t dest,
-			       uint64_t tag, void *context)
-{
-	struct iovec iov = { .iov_base = (void *) buf, .iov_len = len };
-
-	return send_eager(EP(ep), &iov, 1, dest, tag, data, context,
-			  FI_COMPLETION | FI_REMOTE_CQ_DATA, true, false);
-}
-
-static ssize_t mrail_tinjectdata(struct fid_ep *ep, const void *buf, size_t len,
-				 uint64_t data, fi_addr_t dest, uint64_t tag)
-{
-	struct iovec iov = { .iov_base = (void *) buf, .iov_len = len };
-
-	return send_eager(EP(ep), &iov, 1, dest, tag, data, NULL, FI_REMOTE_CQ_DATA,
-			  true, true);
-}
-
-struct fi_ops_tagged mrail_tagged_ops = {
-	.size = sizeof(struct fi_ops_tagged),
-	.recv = mrail_trecv,
-	.recvv = mrail_trecvv,
-	.recvmsg = mrail_trecvmsg,
-	.send = mrail_tsend,
-	.sendv = mrail_tsendv,
-	.sendmsg = mrail_tsendmsg,
-	.inject = mrail_tinject,
-	.senddata = mrail_tsenddata,
-	.injectdata = mrail_tinjectdata,
 };

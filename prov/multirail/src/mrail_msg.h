@@ -1,0 +1,85 @@
+/*
+ * What the message files share: mrail_msg.c (the eager protocol and the
+ * receive path), mrail_rdv.c (rendezvous) and mrail_tagged.c (fi_ops_tagged).
+ */
+#ifndef MRAIL_MSG_H
+#define MRAIL_MSG_H
+
+#include "mrail.h"
+
+#include <sys/uio.h>
+
+/* A message that arrived, waiting for its receive or being delivered. An
+ * eager one carries its data; a rendezvous one says where to read it. */
+struct mrail_rx_msg {
+	struct mrail_match_item item;
+	bool tagged;
+	bool has_data;
+	uint64_t data;
+	size_t len;		/* the message's length */
+	bool rdv;
+	uint64_t req_id;	/* rendezvous: the sender's request */
+	struct mrail_wire_rts rts;
+	uint8_t payload[];	/* eager: len bytes */
+};
+
+/* A posted receive. */
+struct mrail_recv {
+	struct mrail_match_item item;
+	void *context;
+	struct iovec iov[MRAIL_IOV_LIMIT];
+	size_t iov_count;
+	uint64_t flags;
+	bool tagged;
+};
+
+size_t mrail_iov_total(const struct iovec *iov, size_t count);
+
+/* The completion a receive gets for msg, before its data is placed. */
+struct mrail_cq_entry mrail_recv_entry(const struct mrail_recv *recv,
+				       const struct mrail_rx_msg *msg);
+
+/* Whether a receive's completion goes to the CQ (errors always do). */
+bool mrail_recv_wants_completion(const struct mrail_ep *ep, uint64_t flags, int err);
+
+/* Delivers msg to recv: copies eager data or starts the rendezvous reads.
+ * Frees recv and msg (a rendezvous keeps what it needs). */
+void mrail_recv_complete(struct mrail_ep *ep, struct mrail_recv *recv,
+			 struct mrail_rx_msg *msg);
+
+/* Drops a message nobody will receive (FI_DISCARD, endpoint close); a
+ * rendezvous sender is told so it can complete. Frees msg. */
+void mrail_rx_msg_discard(struct mrail_ep *ep, struct mrail_rx_msg *msg);
+
+ssize_t mrail_post_recv(struct mrail_ep *ep, const struct iovec *iov, size_t count,
+			fi_addr_t src, uint64_t tag, uint64_t ignore, void *context,
+			uint64_t flags, bool tagged);
+
+ssize_t mrail_send_common(struct mrail_ep *ep, const struct iovec *iov, size_t count,
+			  fi_addr_t dest, uint64_t tag, uint64_t data, void *context,
+			  uint64_t flags, bool tagged, bool inject);
+
+/* A free transmit buffer on the next rail in turn, or NULL. */
+struct mrail_rail_buf *mrail_tx_buf_get(struct mrail_ep *ep);
+void mrail_tx_buf_put(struct mrail_ep *ep, struct mrail_rail_buf *buf);
+
+/* Reports malformed or unexpected input from a peer: warning + error entry. */
+void mrail_rx_report_bad_message(struct mrail_ep *ep, size_t rail, const char *why);
+
+/* Rendezvous (mrail_rdv.c). Caller holds the domain lock. */
+ssize_t mrail_rdv_send(struct mrail_ep *ep, const struct iovec *iov, size_t count,
+		       fi_addr_t dest, const struct mrail_wire_hdr *hdr,
+		       const struct mrail_cq_entry *user, bool complete_user);
+void mrail_rdv_recv_start(struct mrail_ep *ep, struct mrail_recv *recv,
+			  struct mrail_rx_msg *msg);
+/* An ACK arrived from peer for one of our rendezvous sends. */
+void mrail_rdv_handle_ack(struct mrail_ep *ep, size_t rail, fi_addr_t peer,
+			  const struct mrail_wire_hdr *hdr, const uint8_t *payload);
+/* Tells a rendezvous sender its message is done with (status 0 or -errno). */
+void mrail_rdv_ack_sender(struct mrail_ep *ep, fi_addr_t peer, uint64_t req_id,
+			  int32_t status);
+/* A rendezvous send failed before its ACK (its RTS could not be sent). */
+void mrail_rdv_send_failed(struct mrail_ep *ep, uint64_t req_id, int err);
+void mrail_rdv_flush(struct mrail_ep *ep);
+
+#endif /* MRAIL_MSG_H */

@@ -1,0 +1,570 @@
+/*
+ * Rendezvous: messages larger than MRAIL_EAGER_MAX.
+ *
+ * The sender registers its buffer on every rail for remote reads and sends an
+ * RTS (in sequence, like an eager message) carrying the length, the address
+ * and each rail's key. When the RTS matches a receive, the receiver splits
+ * what fits in the receive buffer into stripes (core/stripe.c), one per rail,
+ * and reads them in chunks straight into the receive buffer, all rails at
+ * once. When every read is done it completes the receive and answers with an
+ * ACK; the ACK completes the send. One completion per user operation on each
+ * side, whatever number of rail operations it took.
+ */
+#include "mrail_msg.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <uthash.h>
+#include <utlist.h>
+
+#include "stripe.h"
+
+/* Stripe offsets fall on page boundaries, friendlier to registration. */
+#define RDV_STRIPE_ALIGN 4096
+
+/* A send waiting for the receiver's ACK. */
+struct mrail_rdv_send {
+	UT_hash_handle hh;
+	uint64_t req_id;
+	fi_addr_t peer;
+	struct fid_mr *mrs[MRAIL_MAX_RAILS];
+	void *bounce;		/* a multi-iov source, made contiguous */
+	struct mrail_cq_entry user;
+	bool complete_user;
+};
+
+/* One read in flight on a rail. */
+struct mrail_rdv_read {
+	struct mrail_rail_ctx rc;
+	struct mrail_rdv_recv *rdv;
+	int stripe;
+	bool in_use;
+};
+
+/* A matched receive whose data is being read. */
+struct mrail_rdv_recv {
+	struct mrail_rdv_recv *prev, *next;
+	fi_addr_t peer;
+	uint64_t req_id;
+	struct mrail_wire_rts rts;
+	struct mrail_cq_entry user;
+	uint64_t recv_flags;
+	uint64_t to_read;	/* what fits in the receive buffer */
+	struct iovec iov[MRAIL_IOV_LIMIT];
+	size_t iov_count;
+	/* Rails with FI_MR_LOCAL need the receive buffer registered. */
+	struct fid_mr *local_mrs[MRAIL_MAX_RAILS][MRAIL_IOV_LIMIT];
+	struct mrail_stripe stripes[MRAIL_MAX_RAILS];
+	uint64_t issued[MRAIL_MAX_RAILS];
+	size_t stripe_inflight[MRAIL_MAX_RAILS];
+	int stripe_count;
+	size_t inflight;
+	int err;		/* first failure, a positive FI_E* value */
+	struct mrail_rdv_read reads[MRAIL_MAX_RAILS * MRAIL_RDV_READS_PER_RAIL];
+};
+
+/* An ACK that found no free transmit buffer; sent from progress. */
+struct mrail_pending_ack {
+	struct mrail_pending_ack *next;
+	fi_addr_t peer;
+	uint64_t req_id;
+	int32_t status;
+};
+
+/* ---- sender ---- */
+
+static void rdv_send_release(struct mrail_ep *ep, struct mrail_rdv_send *rdv)
+{
+	size_t rail;
+
+	for (rail = 0; rail < ep->rail_count; rail++) {
+		if (rdv->mrs[rail])
+			fi_close(&rdv->mrs[rail]->fid);
+	}
+	free(rdv->bounce);
+	free(rdv);
+}
+
+/* Registers [base, base + len) for remote reads on every rail, with keys
+ * mrail picks unless a rail picks its own. */
+static int rdv_register(struct mrail_ep *ep, struct mrail_rdv_send *rdv,
+			void *base, size_t len, struct mrail_wire_rts *rts)
+{
+	struct mrail_domain *domain = ep->domain;
+	uint64_t key;
+	size_t rail;
+	int ret;
+
+	for (rail = 0; rail < ep->rail_count; rail++) {
+		key = ep->rail_mr_mode[rail] & FI_MR_PROV_KEY ? 0 :
+		      MRAIL_INTERNAL_KEY_BIT | domain->next_internal_key++;
+		ret = fi_mr_reg(domain->rail_domains[rail], base, len, FI_REMOTE_READ,
+				0, key, 0, &rdv->mrs[rail], NULL);
+		if (ret)
+			goto err;
+		if (ep->rail_mr_mode[rail] & FI_MR_ENDPOINT) {
+			ret = fi_mr_bind(rdv->mrs[rail], &ep->rail_eps[rail]->fid, 0);
+			if (!ret)
+				ret = fi_mr_enable(rdv->mrs[rail]);
+			if (ret)
+				goto err;
+		}
+		rts->keys[rail] = fi_mr_key(rdv->mrs[rail]);
+	}
+	return 0;
+err:
+	MRAIL_WARN(FI_LOG_EP_DATA, "rail %zu: cannot register %zu bytes for a "
+		   "rendezvous send: %s\n", rail + 1, len, fi_strerror(-ret));
+	return ret;
+}
+
+ssize_t mrail_rdv_send(struct mrail_ep *ep, const struct iovec *iov, size_t count,
+		       fi_addr_t dest, const struct mrail_wire_hdr *hdr_in,
+		       const struct mrail_cq_entry *user, bool complete_user)
+{
+	struct mrail_av_peer *peer = mrail_av_get_peer(ep->av, dest);
+	size_t len = mrail_iov_total(iov, count), i, off = 0;
+	struct mrail_wire_hdr hdr = *hdr_in;
+	struct mrail_wire_rts rts = { .total_len = len };
+	struct mrail_rdv_send *rdv;
+	struct mrail_rail_buf *buf;
+	void *base;
+	ssize_t ret;
+	int n;
+
+	buf = mrail_tx_buf_get(ep);
+	if (!buf) {
+		mrail_ep_progress(ep);
+		return -FI_EAGAIN;
+	}
+	rdv = calloc(1, sizeof(*rdv));
+	if (!rdv) {
+		ret = -FI_ENOMEM;
+		goto err_buf;
+	}
+	if (count == 1) {
+		base = iov[0].iov_base;
+	} else {
+		/* One contiguous region per RTS: gather the pieces once. */
+		rdv->bounce = malloc(len);
+		if (!rdv->bounce) {
+			ret = -FI_ENOMEM;
+			goto err_rdv;
+		}
+		for (i = 0; i < count; i++) {
+			memcpy((uint8_t *) rdv->bounce + off, iov[i].iov_base,
+			       iov[i].iov_len);
+			off += iov[i].iov_len;
+		}
+		base = rdv->bounce;
+	}
+	ret = rdv_register(ep, rdv, base, len, &rts);
+	if (ret)
+		goto err_rdv;
+
+	rts.base = (uint64_t) (uintptr_t) base;
+	rts.rail_count = (uint8_t) ep->rail_count;
+	rdv->req_id = ++ep->next_req_id;
+	rdv->peer = dest;
+	rdv->user = *user;
+	rdv->complete_user = complete_user;
+	hdr.req_id = rdv->req_id;
+	hdr.payload_len = (uint32_t) mrail_wire_rts_len(rts.rail_count);
+	if (mrail_wire_hdr_encode(&hdr, buf->data, MRAIL_WIRE_HDR_LEN) < 0 ||
+	    (n = mrail_wire_rts_encode(&rts, buf->data + MRAIL_WIRE_HDR_LEN,
+				       MRAIL_RAIL_BUF_LEN - MRAIL_WIRE_HDR_LEN)) < 0) {
+		ret = -FI_EINVAL;
+		goto err_rdv;
+	}
+	buf->rdv_req_id = rdv->req_id;
+	buf->complete_user = false;
+	buf->user = *user;
+	ret = fi_send(ep->rail_eps[buf->rc.rail], buf->data,
+		      MRAIL_WIRE_HDR_LEN + (size_t) n, ep->rail_desc[buf->rc.rail],
+		      peer->rail_fi_addr[buf->rc.rail], &buf->rc.ctx);
+	if (ret) {
+		if (ret == -FI_EAGAIN)
+			mrail_ep_progress(ep);
+		goto err_rdv;
+	}
+	HASH_ADD(hh, ep->rdv_sends, req_id, sizeof(rdv->req_id), rdv);
+	return 0;
+
+err_rdv:
+	rdv_send_release(ep, rdv);
+err_buf:
+	mrail_tx_buf_put(ep, buf);
+	return ret;
+}
+
+void mrail_rdv_send_failed(struct mrail_ep *ep, uint64_t req_id, int err)
+{
+	struct mrail_rdv_send *rdv;
+
+	/* Already gone if the ACK beat the RTS's own send completion. */
+	HASH_FIND(hh, ep->rdv_sends, &req_id, sizeof(req_id), rdv);
+	if (!rdv)
+		return;
+	HASH_DEL(ep->rdv_sends, rdv);
+	rdv->user.err = err;
+	rdv->user.prov_errno = -err;
+	mrail_cq_write(ep->tx_cq, &rdv->user);
+	rdv_send_release(ep, rdv);
+}
+
+void mrail_rdv_handle_ack(struct mrail_ep *ep, size_t rail, fi_addr_t peer,
+			  const struct mrail_wire_hdr *hdr, const uint8_t *payload)
+{
+	struct mrail_rdv_send *rdv;
+	char err[MRAIL_ERR_MAX];
+	int32_t status;
+
+	if (mrail_wire_ack_decode(payload, hdr->payload_len, &status, err,
+				  sizeof(err))) {
+		mrail_rx_report_bad_message(ep, rail, err);
+		return;
+	}
+	HASH_FIND(hh, ep->rdv_sends, &hdr->req_id, sizeof(hdr->req_id), rdv);
+	if (!rdv || rdv->peer != peer) {
+		snprintf(err, sizeof(err), "ACK from peer %" PRIu64 " for request %"
+			 PRIu64 ", which is not a rendezvous sent to it",
+			 (uint64_t) peer, hdr->req_id);
+		mrail_rx_report_bad_message(ep, rail, err);
+		return;
+	}
+	HASH_DEL(ep->rdv_sends, rdv);
+	if (status) {
+		MRAIL_WARN(FI_LOG_EP_DATA, "peer %" PRIu64 " could not read a "
+			   "rendezvous message: %s\n", (uint64_t) peer,
+			   fi_strerror(-status));
+		rdv->user.err = -status;
+		rdv->user.prov_errno = status;
+	}
+	if (rdv->complete_user || rdv->user.err)
+		mrail_cq_write(ep->tx_cq, &rdv->user);
+	rdv_send_release(ep, rdv);
+}
+
+/* ---- ACKs ---- */
+
+static int send_ack(struct mrail_ep *ep, fi_addr_t dest, uint64_t req_id,
+		    int32_t status)
+{
+	struct mrail_wire_hdr hdr = {
+		.op = MRAIL_OP_ACK,
+		.payload_len = MRAIL_WIRE_ACK_LEN,
+		.req_id = req_id,
+	};
+	struct mrail_av_peer *peer = mrail_av_get_peer(ep->av, dest);
+	struct mrail_rail_buf *buf;
+	ssize_t ret;
+
+	if (!peer)
+		return -FI_EINVAL;
+	buf = mrail_tx_buf_get(ep);
+	if (!buf)
+		return -FI_EAGAIN;
+	mrail_wire_hdr_encode(&hdr, buf->data, MRAIL_WIRE_HDR_LEN);
+	mrail_wire_ack_encode(status, buf->data + MRAIL_WIRE_HDR_LEN,
+			      MRAIL_WIRE_ACK_LEN);
+	buf->user = (struct mrail_cq_entry) { .src = FI_ADDR_NOTAVAIL };
+	ret = fi_send(ep->rail_eps[buf->rc.rail], buf->data,
+		      MRAIL_WIRE_HDR_LEN + MRAIL_WIRE_ACK_LEN,
+		      ep->rail_desc[buf->rc.rail], peer->rail_fi_addr[buf->rc.rail],
+		      &buf->rc.ctx);
+	if (ret)
+		mrail_tx_buf_put(ep, buf);
+	return (int) ret;
+}
+
+void mrail_rdv_ack_sender(struct mrail_ep *ep, fi_addr_t peer, uint64_t req_id,
+			  int32_t status)
+{
+	struct mrail_pending_ack *ack;
+	int ret;
+
+	ret = send_ack(ep, peer, req_id, status);
+	if (ret != -FI_EAGAIN) {
+		if (ret)
+			MRAIL_WARN(FI_LOG_EP_DATA, "cannot answer peer %" PRIu64
+				   "'s rendezvous: %s\n", (uint64_t) peer,
+				   fi_strerror(-ret));
+		return;
+	}
+	ack = malloc(sizeof(*ack));
+	if (!ack) {
+		MRAIL_WARN(FI_LOG_EP_DATA, "out of memory: peer %" PRIu64 "'s "
+			   "rendezvous send will not complete\n", (uint64_t) peer);
+		return;
+	}
+	*ack = (struct mrail_pending_ack) { .peer = peer, .req_id = req_id,
+					    .status = status };
+	LL_APPEND(ep->pending_acks, ack);
+}
+
+/* ---- receiver ---- */
+
+static void rdv_recv_free(struct mrail_ep *ep, struct mrail_rdv_recv *rdv)
+{
+	size_t rail, i;
+
+	for (rail = 0; rail < ep->rail_count; rail++) {
+		for (i = 0; i < rdv->iov_count; i++) {
+			if (rdv->local_mrs[rail][i])
+				fi_close(&rdv->local_mrs[rail][i]->fid);
+		}
+	}
+	free(rdv);
+}
+
+/* Every read is back: complete the receive and release the sender. */
+static void rdv_recv_finish(struct mrail_ep *ep, struct mrail_rdv_recv *rdv)
+{
+	struct mrail_cq_entry *entry = &rdv->user;
+
+	if (rdv->err) {
+		entry->err = rdv->err;
+		entry->prov_errno = -rdv->err;
+		entry->len = 0;
+	} else {
+		entry->len = rdv->to_read;
+		if (rdv->rts.total_len > rdv->to_read) {
+			entry->err = FI_ETRUNC;
+			entry->prov_errno = -FI_ETRUNC;
+			entry->olen = rdv->rts.total_len - rdv->to_read;
+		}
+	}
+	if (mrail_recv_wants_completion(ep, rdv->recv_flags, entry->err))
+		mrail_cq_write(ep->rx_cq, entry);
+	mrail_rdv_ack_sender(ep, rdv->peer, rdv->req_id,
+			     rdv->err ? -(int32_t) rdv->err : 0);
+	DL_DELETE(ep->rdv_recvs, rdv);
+	rdv_recv_free(ep, rdv);
+}
+
+/* Where byte off of the receive buffer lives: an iov and room left in it. */
+static size_t rdv_locate(const struct mrail_rdv_recv *rdv, uint64_t off,
+			 size_t *index)
+{
+	size_t i;
+
+	for (i = 0; i < rdv->iov_count; i++) {
+		if (off < rdv->iov[i].iov_len) {
+			*index = i;
+			return rdv->iov[i].iov_len - (size_t) off;
+		}
+		off -= rdv->iov[i].iov_len;
+	}
+	return 0;
+}
+
+static struct mrail_rdv_read *rdv_free_read(struct mrail_rdv_recv *rdv)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(rdv->reads) / sizeof(rdv->reads[0]); i++) {
+		if (!rdv->reads[i].in_use)
+			return &rdv->reads[i];
+	}
+	return NULL;
+}
+
+/* Issues one read of stripe s; returns 0, -FI_EAGAIN or an error. */
+static int rdv_issue_one(struct mrail_ep *ep, struct mrail_rdv_recv *rdv, int s,
+			 struct mrail_av_peer *peer)
+{
+	const struct mrail_stripe *stripe = &rdv->stripes[s];
+	uint64_t off = stripe->offset + rdv->issued[s], len, raddr;
+	struct mrail_rdv_read *read = rdv_free_read(rdv);
+	size_t rail = stripe->rail, index = 0, room;
+	void *desc = NULL;
+	uint8_t *dst;
+	ssize_t ret;
+
+	room = rdv_locate(rdv, off, &index);
+	if (!read || !room)
+		return -FI_EAGAIN;
+	len = stripe->len - rdv->issued[s];
+	len = len < MRAIL_RDV_CHUNK ? len : MRAIL_RDV_CHUNK;
+	len = len < room ? len : room;
+	dst = (uint8_t *) rdv->iov[index].iov_base +
+	      (rdv->iov[index].iov_len - room);
+	if (rdv->local_mrs[rail][index])
+		desc = fi_mr_desc(rdv->local_mrs[rail][index]);
+	/* Rails without FI_MR_VIRT_ADDR address a region by offset. */
+	raddr = (ep->rail_mr_mode[rail] & FI_MR_VIRT_ADDR ? rdv->rts.base : 0) + off;
+
+	read->rc.kind = MRAIL_CTX_READ;
+	read->rc.rail = rail;
+	read->rdv = rdv;
+	read->stripe = s;
+	ret = fi_read(ep->rail_eps[rail], dst, len, desc, peer->rail_fi_addr[rail],
+		      raddr, rdv->rts.keys[rail], &read->rc.ctx);
+	if (ret)
+		return (int) ret;
+	read->in_use = true;
+	rdv->issued[s] += len;
+	rdv->stripe_inflight[s]++;
+	rdv->inflight++;
+	return 0;
+}
+
+/* Issues what the rails will take now; finishes when nothing is left. */
+static void rdv_issue(struct mrail_ep *ep, struct mrail_rdv_recv *rdv)
+{
+	struct mrail_av_peer *peer = mrail_av_get_peer(ep->av, rdv->peer);
+	bool pending = false;
+	int s, ret;
+
+	if (!peer && !rdv->err) {
+		MRAIL_WARN(FI_LOG_EP_DATA, "peer %" PRIu64 " left the AV during a "
+			   "rendezvous receive\n", (uint64_t) rdv->peer);
+		rdv->err = FI_EIO;
+	}
+	for (s = 0; s < rdv->stripe_count && !rdv->err; s++) {
+		while (rdv->issued[s] < rdv->stripes[s].len &&
+		       rdv->stripe_inflight[s] < MRAIL_RDV_READS_PER_RAIL) {
+			ret = rdv_issue_one(ep, rdv, s, peer);
+			if (ret == -FI_EAGAIN)
+				break;
+			if (ret) {
+				MRAIL_WARN(FI_LOG_EP_DATA, "rail %d: a rendezvous "
+					   "read failed to start: %s\n",
+					   rdv->stripes[s].rail + 1,
+					   fi_strerror(-ret));
+				rdv->err = -ret;
+				break;
+			}
+		}
+		if (rdv->issued[s] < rdv->stripes[s].len)
+			pending = true;
+	}
+	if (!rdv->inflight && (rdv->err || !pending))
+		rdv_recv_finish(ep, rdv);
+}
+
+/* Registers the receive buffer on rails that need local descriptors. */
+static int rdv_register_local(struct mrail_ep *ep, struct mrail_rdv_recv *rdv)
+{
+	size_t rail, i;
+	int ret;
+
+	for (rail = 0; rail < ep->rail_count; rail++) {
+		if (!(ep->rail_mr_mode[rail] & FI_MR_LOCAL))
+			continue;
+		for (i = 0; i < rdv->iov_count; i++) {
+			if (!rdv->iov[i].iov_len)
+				continue;
+			ret = fi_mr_reg(ep->domain->rail_domains[rail],
+					rdv->iov[i].iov_base, rdv->iov[i].iov_len,
+					FI_READ, 0, 0, 0, &rdv->local_mrs[rail][i],
+					NULL);
+			if (ret)
+				return ret;
+		}
+	}
+	return 0;
+}
+
+void mrail_rdv_recv_start(struct mrail_ep *ep, struct mrail_recv *recv,
+			  struct mrail_rx_msg *msg)
+{
+	uint64_t cap = mrail_iov_total(recv->iov, recv->iov_count);
+	struct mrail_rdv_recv *rdv;
+	int ret;
+
+	rdv = calloc(1, sizeof(*rdv));
+	if (!rdv) {
+		struct mrail_cq_entry entry = mrail_recv_entry(recv, msg);
+
+		entry.err = FI_ENOMEM;
+		entry.prov_errno = -FI_ENOMEM;
+		mrail_cq_write(ep->rx_cq, &entry);
+		mrail_rdv_ack_sender(ep, msg->item.src, msg->req_id, -FI_ENOMEM);
+		goto out;
+	}
+	rdv->peer = msg->item.src;
+	rdv->req_id = msg->req_id;
+	rdv->rts = msg->rts;
+	rdv->user = mrail_recv_entry(recv, msg);
+	rdv->recv_flags = recv->flags;
+	rdv->to_read = msg->len < cap ? msg->len : cap;
+	memcpy(rdv->iov, recv->iov, recv->iov_count * sizeof(recv->iov[0]));
+	rdv->iov_count = recv->iov_count;
+	DL_APPEND(ep->rdv_recvs, rdv);
+
+	ret = rdv_register_local(ep, rdv);
+	if (ret) {
+		MRAIL_WARN(FI_LOG_EP_DATA, "cannot register a receive buffer for "
+			   "a rendezvous read: %s\n", fi_strerror(-ret));
+		rdv->err = -ret;
+	} else if (rdv->to_read) {
+		ret = mrail_stripe_even(rdv->to_read, ep->rail_count,
+					ep->next_stripe_rail++ % ep->rail_count,
+					MRAIL_RDV_MIN_STRIPE, RDV_STRIPE_ALIGN,
+					rdv->stripes);
+		if (ret < 0)
+			rdv->err = FI_EINVAL;
+		else
+			rdv->stripe_count = ret;
+	}
+	rdv_issue(ep, rdv);
+out:
+	free(recv);
+	free(msg);
+}
+
+void mrail_rdv_handle_read(struct mrail_ep *ep, struct mrail_rail_ctx *rc, int err)
+{
+	struct mrail_rdv_read *read = container_of(rc, struct mrail_rdv_read, rc);
+	struct mrail_rdv_recv *rdv = read->rdv;
+
+	read->in_use = false;
+	rdv->stripe_inflight[read->stripe]--;
+	rdv->inflight--;
+	if (err && !rdv->err) {
+		MRAIL_WARN(FI_LOG_EP_DATA, "rail %zu: a rendezvous read failed: %s\n",
+			   rc->rail + 1, fi_strerror(err));
+		rdv->err = err;
+	}
+	rdv_issue(ep, rdv);
+}
+
+void mrail_rdv_progress(struct mrail_ep *ep)
+{
+	struct mrail_rdv_recv *rdv, *tmp;
+	struct mrail_pending_ack *ack;
+
+	while ((ack = ep->pending_acks)) {
+		if (send_ack(ep, ack->peer, ack->req_id, ack->status) == -FI_EAGAIN)
+			break;
+		LL_DELETE(ep->pending_acks, ack);
+		free(ack);
+	}
+	DL_FOREACH_SAFE(ep->rdv_recvs, rdv, tmp)
+		rdv_issue(ep, rdv);
+}
+
+/* The endpoint is closing (its rails are already closed). */
+void mrail_rdv_flush(struct mrail_ep *ep)
+{
+	struct mrail_rdv_send *send, *stmp;
+	struct mrail_rdv_recv *recv, *rtmp;
+	struct mrail_pending_ack *ack, *atmp;
+
+	HASH_ITER(hh, ep->rdv_sends, send, stmp) {
+		HASH_DEL(ep->rdv_sends, send);
+		rdv_send_release(ep, send);
+	}
+	DL_FOREACH_SAFE(ep->rdv_recvs, recv, rtmp) {
+		DL_DELETE(ep->rdv_recvs, recv);
+		rdv_recv_free(ep, recv);
+	}
+	LL_FOREACH_SAFE(ep->pending_acks, ack, atmp) {
+		LL_DELETE(ep->pending_acks, ack);
+		free(ack);
+	}
+}
