@@ -128,8 +128,13 @@ struct mrail_av_peer {
 	fi_addr_t rail_fi_addr[MRAIL_MAX_RAILS];
 };
 
+struct mrail_av_rev;
+
 /* AV: one core AV per rail; mrail's fi_addr_t indexes peers. */
 struct mrail_av {
+	/* Per rail, the rail's fi_addr_t back to mrail's: every arriving
+	 * message needs it, so it is a hash, not a scan of the peers. */
+	struct mrail_av_rev *rev[MRAIL_MAX_RAILS];
 	struct fid_av av_fid;
 	struct mrail_domain *domain;
 	enum fi_av_type type;

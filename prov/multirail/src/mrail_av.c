@@ -15,6 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <uthash.h>
+
 #define MRAIL_AV_INSERT_FLAGS (FI_MORE | FI_SYNC_ERR)
 
 static struct mrail_av_peer *av_peer(struct mrail_av *av, fi_addr_t fi_addr)
@@ -31,18 +33,64 @@ struct mrail_av_peer *mrail_av_get_peer(struct mrail_av *av, fi_addr_t fi_addr)
 
 /* A linear scan: AVs here hold tens of peers; a per-rail reverse table is
  * the step up when they hold thousands. */
+struct mrail_av_rev {
+	UT_hash_handle hh;
+	fi_addr_t rail_addr;
+	fi_addr_t peer;
+};
+
 fi_addr_t mrail_av_peer_of_rail_addr(struct mrail_av *av, size_t rail,
 				     fi_addr_t rail_addr)
 {
-	size_t i;
+	struct mrail_av_rev *rev;
 
 	if (rail_addr == FI_ADDR_NOTAVAIL)
 		return FI_ADDR_NOTAVAIL;
-	for (i = 0; i < av->peer_count; i++) {
-		if (av->peers[i].in_use && av->peers[i].rail_fi_addr[rail] == rail_addr)
-			return i;
+	HASH_FIND(hh, av->rev[rail], &rail_addr, sizeof(rail_addr), rev);
+	return rev ? rev->peer : FI_ADDR_NOTAVAIL;
+}
+
+/* The first peer a rail address was inserted for keeps it. */
+static int av_rev_add(struct mrail_av *av, size_t rail, fi_addr_t rail_addr,
+		      fi_addr_t peer)
+{
+	struct mrail_av_rev *rev;
+
+	HASH_FIND(hh, av->rev[rail], &rail_addr, sizeof(rail_addr), rev);
+	if (rev)
+		return 0;
+	rev = malloc(sizeof(*rev));
+	if (!rev)
+		return -FI_ENOMEM;
+	rev->rail_addr = rail_addr;
+	rev->peer = peer;
+	HASH_ADD(hh, av->rev[rail], rail_addr, sizeof(rev->rail_addr), rev);
+	return 0;
+}
+
+static void av_rev_remove(struct mrail_av *av, size_t rail, fi_addr_t rail_addr,
+			  fi_addr_t peer)
+{
+	struct mrail_av_rev *rev;
+
+	HASH_FIND(hh, av->rev[rail], &rail_addr, sizeof(rail_addr), rev);
+	if (rev && rev->peer == peer) {
+		HASH_DEL(av->rev[rail], rev);
+		free(rev);
 	}
-	return FI_ADDR_NOTAVAIL;
+}
+
+static void av_rev_free(struct mrail_av *av)
+{
+	struct mrail_av_rev *rev, *tmp;
+	size_t rail;
+
+	for (rail = 0; rail < MRAIL_MAX_RAILS; rail++) {
+		HASH_ITER(hh, av->rev[rail], rev, tmp) {
+			HASH_DEL(av->rev[rail], rev);
+			free(rev);
+		}
+	}
 }
 
 static int av_reserve_peer(struct mrail_av *av)
@@ -98,6 +146,16 @@ static int av_insert_peer(struct mrail_av *av, const struct mrail_addr *addr,
 				   ret < 0 ? fi_strerror(-ret) : "not inserted");
 			av_remove_from_rails(av, peer, i);
 			return ret < 0 ? ret : -FI_EINVAL;
+		}
+	}
+	for (i = 0; i < addr->rail_count; i++) {
+		ret = av_rev_add(av, i, peer->rail_fi_addr[i], av->peer_count);
+		if (ret) {
+			while (i--)
+				av_rev_remove(av, i, peer->rail_fi_addr[i],
+					      av->peer_count);
+			av_remove_from_rails(av, peer, addr->rail_count);
+			return ret;
 		}
 	}
 	peer->addr = *addr;
@@ -179,8 +237,8 @@ static int mrail_av_remove(struct fid_av *av_fid, fi_addr_t *fi_addr, size_t cou
 {
 	struct mrail_av *av = container_of(av_fid, struct mrail_av, av_fid);
 	struct mrail_av_peer *peer;
+	size_t i, rail;
 	int ret = 0;
-	size_t i;
 
 	if (flags)
 		return -FI_EBADFLAGS;
@@ -191,6 +249,8 @@ static int mrail_av_remove(struct fid_av *av_fid, fi_addr_t *fi_addr, size_t cou
 			ret = -FI_EINVAL;
 			continue;
 		}
+		for (rail = 0; rail < peer->addr.rail_count; rail++)
+			av_rev_remove(av, rail, peer->rail_fi_addr[rail], fi_addr[i]);
 		av_remove_from_rails(av, peer, peer->addr.rail_count);
 		memset(peer, 0, sizeof(*peer));
 	}
@@ -315,6 +375,7 @@ static int mrail_av_close(struct fid *fid)
 	pthread_mutex_lock(&av->domain->lock);
 	av->domain->refs--;
 	pthread_mutex_unlock(&av->domain->lock);
+	av_rev_free(av);
 	free(av->peers);
 	free(av);
 	return 0;
