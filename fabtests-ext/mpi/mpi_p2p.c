@@ -221,13 +221,16 @@ static int run_sub_test(const struct sub_test *st, const struct options *o, int 
 	};
 	int failed_here, failed_ranks = 0, reporter, candidate;
 	char reason[sizeof(t.first_failure)];
+	double started, seconds;
 
 	MPI_Comm_dup(MPI_COMM_WORLD, &t.comm);
 	MPI_Comm_set_errhandler(t.comm, MPI_ERRORS_RETURN);
 	snprintf(watchdog_line, sizeof(watchdog_line),
 		 "FAIL: %s: rank %d: no end after %u s (hung?)\n", st->name, rank, o->timeout);
 	alarm(o->timeout);
+	started = MPI_Wtime();
 	st->run(&t);
+	seconds = MPI_Wtime() - started;
 	alarm(0);
 
 	/* Every rank learns the verdict; the lowest failing rank's first
@@ -251,6 +254,9 @@ static int run_sub_test(const struct sub_test *st, const struct options *o, int 
 			       failed_ranks > 1 ? " (and more ranks failed)" : "");
 		else
 			printf("PASS: %s\n", st->name);
+		/* Rank 0's time, for choosing -T; indented, so that it is no
+		 * verdict line. */
+		printf("    %s took %.2f s\n", st->name, seconds);
 		fflush(stdout);
 	}
 	MPI_Comm_free(&t.comm);
