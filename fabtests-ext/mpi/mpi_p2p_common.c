@@ -1,0 +1,212 @@
+/*
+ * mpi_p2p: payload patterns, failure recording and the checks every
+ * sub-test uses.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mpi_p2p.h"
+
+/* Failures beyond this many per rank and sub-test only count. */
+#define PRINTED_FAILURES 5
+
+/* splitmix64's finaliser: neighbouring inputs give unrelated outputs, so a
+ * byte shifted by one position, or taken from another message, differs
+ * from the expected one with probability 255/256. */
+static uint64_t mix64(uint64_t x)
+{
+	x ^= x >> 30;
+	x *= 0xbf58476d1ce4e5b9ULL;
+	x ^= x >> 27;
+	x *= 0x94d049bb133111ebULL;
+	x ^= x >> 31;
+	return x;
+}
+
+uint64_t payload_seed(int src_rank, int tag, uint64_t index)
+{
+	uint64_t x = mix64((uint64_t)(uint32_t)src_rank + 0x9e3779b97f4a7c15ULL);
+
+	x = mix64(x ^ (uint64_t)(uint32_t)tag);
+	return mix64(x ^ index);
+}
+
+unsigned char payload_byte(uint64_t seed, size_t offset)
+{
+	return (unsigned char)(mix64(seed + offset / 8) >> (8 * (offset % 8)));
+}
+
+void payload_fill(void *buf, size_t len, uint64_t seed)
+{
+	unsigned char *p = buf;
+	size_t word, i;
+
+	/* One mix per 8 bytes keeps filling 64 MiB well under a second. */
+	for (word = 0; word * 8 < len; word++) {
+		uint64_t bits = mix64(seed + word);
+
+		for (i = 0; i < 8 && word * 8 + i < len; i++)
+			p[word * 8 + i] = (unsigned char)(bits >> (8 * i));
+	}
+}
+
+size_t payload_mismatch(const void *buf, size_t len, uint64_t seed)
+{
+	const unsigned char *p = buf;
+	size_t word, i;
+
+	for (word = 0; word * 8 < len; word++) {
+		uint64_t bits = mix64(seed + word);
+
+		for (i = 0; i < 8 && word * 8 + i < len; i++)
+			if (p[word * 8 + i] != (unsigned char)(bits >> (8 * i)))
+				return word * 8 + i;
+	}
+	return len;
+}
+
+void test_fail(struct test_ctx *t, const char *fmt, ...)
+{
+	char text[sizeof(t->first_failure)];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	if (t->failures == 0)
+		memcpy(t->first_failure, text, sizeof(text));
+	if (t->failures < PRINTED_FAILURES)
+		fprintf(stderr, "mpi_p2p: rank %d: %s\n", t->rank, text);
+	t->failures++;
+}
+
+int mpi_ok(struct test_ctx *t, int rc, const char *call)
+{
+	char text[MPI_MAX_ERROR_STRING];
+	int len = 0, class = rc;
+	size_t name_len = strcspn(call, "(");
+
+	if (rc == MPI_SUCCESS)
+		return 1;
+	MPI_Error_class(rc, &class);
+	if (MPI_Error_string(rc, text, &len) != MPI_SUCCESS)
+		snprintf(text, sizeof(text), "error code %d", rc);
+	test_fail(t, "%.*s returned error class %d: %s", (int)name_len, call, class, text);
+	return 0;
+}
+
+int waitall_ok(struct test_ctx *t, int n, MPI_Request *reqs, MPI_Status *statuses)
+{
+	int rc = MPI_Waitall(n, reqs, statuses), i;
+
+	if (rc == MPI_SUCCESS)
+		return 1;
+	for (i = 0; statuses != MPI_STATUSES_IGNORE && i < n; i++) {
+		int code = statuses[i].MPI_ERROR;
+
+		if (code != MPI_SUCCESS && code != MPI_ERR_PENDING) {
+			char what[48];
+
+			snprintf(what, sizeof(what), "MPI_Waitall: request %d of %d", i, n);
+			return mpi_ok(t, code, what);
+		}
+	}
+	return mpi_ok(t, rc, "MPI_Waitall");
+}
+
+int check_payload(struct test_ctx *t, const void *buf, size_t len,
+		  int src_rank, int tag, uint64_t index)
+{
+	uint64_t seed = payload_seed(src_rank, tag, index);
+	size_t bad = payload_mismatch(buf, len, seed);
+
+	if (bad == len)
+		return 1;
+	test_fail(t, "payload from rank %d tag %d #%llu (%zu bytes): byte %zu is 0x%02x, expected 0x%02x",
+		  src_rank, tag, (unsigned long long)index, len, bad,
+		  ((const unsigned char *)buf)[bad], payload_byte(seed, bad));
+	return 0;
+}
+
+int check_status(struct test_ctx *t, const MPI_Status *status, int src_rank,
+		 int tag, size_t count, const char *what)
+{
+	int got_count = -1, ok = 1;
+
+	if (status->MPI_SOURCE != src_rank) {
+		test_fail(t, "%s: MPI_SOURCE is %d, expected %d", what, status->MPI_SOURCE, src_rank);
+		ok = 0;
+	}
+	if (status->MPI_TAG != tag) {
+		test_fail(t, "%s: MPI_TAG is %d, expected %d", what, status->MPI_TAG, tag);
+		ok = 0;
+	}
+	if (!MPI_OK(t, MPI_Get_count(status, MPI_BYTE, &got_count)))
+		return 0;
+	if (got_count < 0 || (size_t)got_count != count) {
+		test_fail(t, "%s: MPI_Get_count is %d bytes, expected %zu", what, got_count, count);
+		ok = 0;
+	}
+	return ok;
+}
+
+int check_untouched(struct test_ctx *t, const unsigned char *buf, size_t from,
+		    size_t to, unsigned char fill, const char *what)
+{
+	size_t i;
+
+	for (i = from; i < to; i++) {
+		if (buf[i] != fill) {
+			test_fail(t, "%s: byte %zu was overwritten (0x%02x, was 0x%02x)",
+				  what, i, buf[i], fill);
+			return 0;
+		}
+	}
+	return 1;
+}
+
+void *xmalloc(size_t len)
+{
+	/* malloc(0) may return NULL; MPI needs no storage for 0 bytes, but a
+	 * valid pointer keeps every caller's NULL check simple. */
+	void *p = malloc(len ? len : 1);
+
+	if (!p) {
+		fprintf(stderr, "mpi_p2p: out of memory allocating %zu bytes\n", len);
+		MPI_Abort(MPI_COMM_WORLD, 2);
+	}
+	return p;
+}
+
+int pair_peer(const struct test_ctx *t)
+{
+	int peer = t->rank ^ 1;
+
+	return peer < t->size ? peer : -1;
+}
+
+size_t min_size(size_t a, size_t b)
+{
+	return a < b ? a : b;
+}
+
+size_t sweep_sizes(const struct test_ctx *t, size_t *sizes, size_t capacity)
+{
+	/* Around the eager limits of mrail (16 KiB, 40 bytes of it header)
+	 * and of the usual core providers, then up to rendezvous sizes. */
+	static const size_t sweep[] = {
+		0, 1, 8, 4 * KiB - 1, 16 * KiB - 40, 16 * KiB, 16 * KiB + 1,
+		64 * KiB, 1 * MiB, 8 * MiB, 64 * MiB,
+	};
+	size_t i, n = 0;
+
+	for (i = 0; i < sizeof(sweep) / sizeof(sweep[0]) && n < capacity; i++)
+		if (sweep[i] <= t->max_size)
+			sizes[n++] = sweep[i];
+	/* A -M between two sweep sizes is itself tested. */
+	if (n < capacity && (n == 0 || sizes[n - 1] != t->max_size))
+		sizes[n++] = t->max_size;
+	return n;
+}
