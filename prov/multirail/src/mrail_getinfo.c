@@ -19,6 +19,10 @@
  */
 #define MRAIL_OFI_INTERNAL_FLAGS ((1ULL << 58) | (1ULL << 59) | (1ULL << 60))
 
+/* fi_endpoint(3)'s generic tag format (what ofi_rxm advertises): every bit
+ * of the 64-bit tag is the application's to use. */
+#define MRAIL_TAG_FORMAT 0xaaaaaaaaaaaaaaaaULL
+
 /* Peers on this host are reached over the rails like any other. */
 #define MRAIL_CAPS (FI_MSG | FI_TAGGED | FI_SEND | FI_RECV | FI_SOURCE | \
 		    FI_DIRECTED_RECV | FI_LOCAL_COMM | FI_REMOTE_COMM)
@@ -173,6 +177,9 @@ static int info_from_railset(const struct mrail_railset *set,
 	info->ep_attr->type = FI_EP_RDM;
 	info->ep_attr->protocol = FI_PROTO_UNSPEC;
 	info->ep_attr->protocol_version = 1;
+	/* Tags travel whole in mrail's header: all 64 bits are the caller's
+	 * (MPI libraries size their tag fields from this). */
+	info->ep_attr->mem_tag_format = MRAIL_TAG_FORMAT;
 
 	info->domain_attr->name = mrail_railset_join_names(set, false);
 	info->domain_attr->threading = FI_THREAD_SAFE;
