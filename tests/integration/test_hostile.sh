@@ -1,0 +1,69 @@
+#!/bin/bash
+# A hostile peer: fi_mrail_hostile's client opens the rails' core providers
+# itself and sends the mrail server on another emulated host malformed rail
+# messages (bad headers, bad RTS descriptors and ACKs, HELLO, duplicate and
+# far-ahead sequence numbers) between valid ones. The server must report
+# each with exactly one FI_EIO error completion and one "dropped a message
+# from a peer" warning, and still deliver the valid messages byte for byte.
+#
+# Needs MRAIL_BUILD; MRAIL_PRELOAD is preloaded into programs that load mrail.
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=tests/integration/lib.sh
+. "$here/lib.sh"
+
+require_root
+build=${MRAIL_BUILD:?set MRAIL_BUILD to a built tree}
+testbed=$here/../../ci/testbed
+hostile=$build/fabtests-ext/fi_mrail_hostile
+port=47597
+rails='tcp;ofi_rxm@mr0,tcp;ofi_rxm@mr1'
+logs=$(mktemp -d)
+
+testbed_cleanup_on_exit
+
+"$testbed" up --hosts 2 --rails 2 >/dev/null || { fail testbed "up failed"; finish; }
+
+run=(env FI_PROVIDER_PATH="$build/.libs" LD_PRELOAD="${MRAIL_PRELOAD:-}"
+     FI_LOG_LEVEL=warn FI_MRAIL_RAILS="$rails")
+timeout 120 "$testbed" exec 1 "${run[@]}" "$hostile" -E $port \
+	>"$logs/server" 2>"$logs/server.err" &
+srv=$!
+sleep 0.5
+# The attacker does not load mrail, only the core providers.
+timeout 120 "$testbed" exec 2 env LD_PRELOAD="${MRAIL_PRELOAD:-}" FI_LOG_LEVEL=warn \
+	"$hostile" -E $port 198.18.1.1 \
+	>"$logs/client" 2>"$logs/client.err"
+cli=$?
+wait $srv
+srv=$?
+
+# The program's own checks, indented: the runner counts this script's lines.
+grep -hE '^(PASS|FAIL): ' "$logs/server" "$logs/client" | sed 's/^/    /'
+
+if [ $srv -eq 0 ] && [ $cli -eq 0 ] && grep -q 'server: .* checks passed' "$logs/server" &&
+   grep -q 'client: .* checks passed' "$logs/client"; then
+	pass "hostile peer: server and client exit 0 ($(grep -h 'checks passed' "$logs/server" \
+		"$logs/client" | sed 's/fi_mrail_hostile: //' | paste -sd ';' -))"
+else
+	fail "hostile peer" "server exit $srv, client exit $cli: $(grep -hE 'FAIL|rror|sanitizer' \
+		"$logs/server" "$logs/server.err" "$logs/client" "$logs/client.err" | head -8)"
+fi
+
+announced=$(sed -n 's/.*: \([0-9]*\) malformed messages announced$/\1/p' "$logs/server" |
+	awk '{ n += $1 } END { print n + 0 }')
+warned=$(grep -c 'dropped a message from a peer' "$logs/server.err")
+if [ "$announced" -gt 0 ] && [ "$warned" -eq "$announced" ]; then
+	pass "hostile peer: one warning per malformed message ($warned)"
+else
+	fail "hostile peer" "$warned 'dropped a message from a peer' warnings for $announced malformed messages"
+fi
+if grep -qE 'AddressSanitizer|runtime error:' "$logs/server.err" "$logs/client.err"; then
+	fail "hostile peer" "sanitizer report: $(grep -hE 'AddressSanitizer|runtime error:' \
+		"$logs/server.err" "$logs/client.err" | head -3)"
+else
+	pass "hostile peer: no sanitizer report"
+fi
+
+rm -rf "$logs"
+finish
