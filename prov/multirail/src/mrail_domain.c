@@ -106,12 +106,6 @@ static int mrail_domain_no_ep(struct fid_domain *domain, struct fi_info *info,
 	return -FI_ENOSYS;
 }
 
-static int mrail_domain_no_cntr(struct fid_domain *domain, struct fi_cntr_attr *attr,
-				struct fid_cntr **cntr, void *context)
-{
-	return -FI_ENOSYS;
-}
-
 static int mrail_domain_no_poll(struct fid_domain *domain, struct fi_poll_attr *attr,
 				struct fid_poll **pollset)
 {
@@ -180,7 +174,7 @@ static struct fi_ops_domain mrail_domain_ops = {
 	.cq_open = mrail_cq_open,
 	.endpoint = mrail_ep_open,
 	.scalable_ep = mrail_domain_no_ep,
-	.cntr_open = mrail_domain_no_cntr,
+	.cntr_open = mrail_cntr_open,
 	.poll_open = mrail_domain_no_poll,
 	.stx_ctx = mrail_domain_no_stx,
 	.srx_ctx = mrail_domain_no_srx,
