@@ -1,8 +1,9 @@
 /*
  * Domain: opens the core domain of every rail, on that rail's fabric, with
  * the core offer the rail was resolved to. It is allocated inside a struct
- * mrail_domain_objs, which adds what the domain's EQ needs. Every object
- * opened on it counts in refs, so the domain closes only after them.
+ * mrail_domain_objs, which adds what memory registration and the domain's
+ * EQ need. Every object opened on it counts in refs, so the domain closes
+ * only after them.
  */
 #include "mrail.h"
 
@@ -183,28 +184,6 @@ static int mrail_domain_no_collective(struct fid_domain *domain,
 	return -FI_ENOSYS;
 }
 
-static int mrail_domain_no_mr_reg(struct fid *fid, const void *buf, size_t len,
-				  uint64_t access, uint64_t offset,
-				  uint64_t requested_key, uint64_t flags,
-				  struct fid_mr **mr, void *context)
-{
-	return -FI_ENOSYS;
-}
-
-static int mrail_domain_no_mr_regv(struct fid *fid, const struct iovec *iov,
-				   size_t count, uint64_t access, uint64_t offset,
-				   uint64_t requested_key, uint64_t flags,
-				   struct fid_mr **mr, void *context)
-{
-	return -FI_ENOSYS;
-}
-
-static int mrail_domain_no_mr_regattr(struct fid *fid, const struct fi_mr_attr *attr,
-				      uint64_t flags, struct fid_mr **mr)
-{
-	return -FI_ENOSYS;
-}
-
 static struct fi_ops mrail_domain_fi_ops = {
 	.size = sizeof(struct fi_ops),
 	.close = mrail_domain_close,
@@ -229,7 +208,7 @@ static struct fi_ops_domain mrail_domain_ops = {
 
 static struct fi_ops_mr mrail_domain_mr_ops = {
 	.size = sizeof(struct fi_ops_mr),
-	.reg = mrail_domain_no_mr_reg,
-	.regv = mrail_domain_no_mr_regv,
-	.regattr = mrail_domain_no_mr_regattr,
+	.reg = mrail_mr_reg,
+	.regv = mrail_mr_regv,
+	.regattr = mrail_mr_regattr,
 };
