@@ -318,4 +318,270 @@ int mrail_domain_open(struct fid_fabric *fabric, struct fi_info *info,
 int mrail_av_open(struct fid_domain *domain, struct fi_av_attr *attr,
 		  struct fid_av **av, void *context);
 
+/*
+ * ======================================================================
+ * Counters, event queues, memory registration and wait objects
+ * (mrail_cntr.c, mrail_eq.c, mrail_mr.c, wait objects in mrail_cq.c).
+ * ======================================================================
+ */
+
+#include <errno.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
+
+/* uthash must not exit the process when it runs out of memory. */
+#define HASH_NONFATAL_OOM 1
+#include <uthash.h>
+
+#include "mr_range.h"
+
+/* Endpoints one counter progresses in fi_cntr_read and fi_cntr_wait. */
+#define MRAIL_CNTR_MAX_EPS 16
+/* Bytes one EQ event (or an EQ error's err_data) may carry. */
+#define MRAIL_EQ_DATA_MAX 4096
+/* Events an EQ holds for fi_eq_write when fi_eq_open's size is 0. */
+#define MRAIL_EQ_DEFAULT_SIZE 256
+/* What a blocking call sleeps between two rounds of endpoint progress. */
+#define MRAIL_WAIT_POLL_NS (50 * 1000)
+/* The access bits a memory region may grant. */
+#define MRAIL_MR_ACCESS (FI_SEND | FI_RECV | FI_READ | FI_WRITE | \
+			 FI_REMOTE_READ | FI_REMOTE_WRITE)
+
+struct mrail_cntr;
+struct mrail_eq;
+struct mrail_mr;
+
+/*
+ * How a CQ, counter or EQ blocks: a condition variable on its owner's lock
+ * for mrail's own blocking calls, and for FI_WAIT_FD an eventfd that is
+ * readable from a signal until the object drains it (the object decides
+ * when: once the application has seen what woke it).
+ */
+struct mrail_wait {
+	enum fi_wait_obj obj;		/* as the application asked */
+	pthread_cond_t cond;		/* on CLOCK_MONOTONIC */
+	int fd;				/* FI_WAIT_FD: the eventfd, else -1 */
+	bool fd_signaled;
+};
+
+static inline int mrail_wait_init(struct mrail_wait *wait, enum fi_wait_obj obj)
+{
+	pthread_condattr_t attr;
+	int ret;
+
+	wait->obj = obj;
+	wait->fd_signaled = false;
+	wait->fd = -1;
+	if (obj == FI_WAIT_FD) {
+		wait->fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+		if (wait->fd < 0)
+			return -errno;
+	}
+	pthread_condattr_init(&attr);
+	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+	ret = pthread_cond_init(&wait->cond, &attr);
+	pthread_condattr_destroy(&attr);
+	if (ret) {
+		if (wait->fd >= 0)
+			close(wait->fd);
+		return -ret;
+	}
+	return 0;
+}
+
+static inline void mrail_wait_fini(struct mrail_wait *wait)
+{
+	pthread_cond_destroy(&wait->cond);
+	if (wait->fd >= 0)
+		close(wait->fd);
+	wait->fd = -1;
+}
+
+/* Wakes mrail's waiters and makes the fd readable (owner's lock held). */
+static inline void mrail_wait_signal(struct mrail_wait *wait)
+{
+	pthread_cond_broadcast(&wait->cond);
+	if (wait->fd >= 0 && !wait->fd_signaled)
+		wait->fd_signaled = !eventfd_write(wait->fd, 1);
+}
+
+/* The fd is no longer readable (owner's lock held). */
+static inline void mrail_wait_drain(struct mrail_wait *wait)
+{
+	eventfd_t value;
+
+	if (wait->fd >= 0 && wait->fd_signaled) {
+		(void) eventfd_read(wait->fd, &value);
+		wait->fd_signaled = false;
+	}
+}
+
+/* Sleeps on lock until signaled or deadline (NULL: none); may wake early. */
+static inline void mrail_wait_sleep(struct mrail_wait *wait, pthread_mutex_t *lock,
+				    const struct timespec *deadline)
+{
+	if (deadline)
+		pthread_cond_timedwait(&wait->cond, lock, deadline);
+	else
+		pthread_cond_wait(&wait->cond, lock);
+}
+
+/* fi_control FI_GETWAIT and FI_GETWAITOBJ; -FI_ENOSYS for other commands. */
+static inline int mrail_wait_control(const struct mrail_wait *wait, int command,
+				     void *arg)
+{
+	switch (command) {
+	case FI_GETWAIT:
+		if (!arg)
+			return -FI_EINVAL;
+		if (wait->fd < 0)
+			return -FI_ENODATA;
+		*(int *) arg = wait->fd;
+		return 0;
+	case FI_GETWAITOBJ:
+		if (!arg)
+			return -FI_EINVAL;
+		*(enum fi_wait_obj *) arg = wait->obj;
+		return 0;
+	default:
+		return -FI_ENOSYS;
+	}
+}
+
+/* The CLOCK_MONOTONIC time timeout ms from now; NULL for a negative
+ * timeout (no deadline), else deadline. */
+static inline const struct timespec *mrail_deadline(struct timespec *deadline,
+						    int timeout)
+{
+	if (timeout < 0)
+		return NULL;
+	clock_gettime(CLOCK_MONOTONIC, deadline);
+	deadline->tv_sec += timeout / 1000;
+	deadline->tv_nsec += (long) (timeout % 1000) * 1000000;
+	if (deadline->tv_nsec >= 1000000000) {
+		deadline->tv_sec++;
+		deadline->tv_nsec -= 1000000000;
+	}
+	return deadline;
+}
+
+static inline bool mrail_deadline_passed(const struct timespec *deadline)
+{
+	struct timespec now;
+
+	if (!deadline)
+		return false;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return now.tv_sec > deadline->tv_sec ||
+	       (now.tv_sec == deadline->tv_sec && now.tv_nsec >= deadline->tv_nsec);
+}
+
+/* The pause between two progress rounds of a blocking call: short, but a
+ * sleep, so waiting never spins a core. */
+static inline void mrail_wait_nap(void)
+{
+	struct timespec nap = { .tv_nsec = MRAIL_WAIT_POLL_NS };
+
+	nanosleep(&nap, NULL);
+}
+
+/*
+ * What a domain keeps for these objects. struct mrail_domain is shared with
+ * the data path, so mrail_domain_open allocates this around it: every
+ * mrail_domain is the first member of one. Guarded by domain.lock.
+ */
+struct mrail_domain_objs {
+	struct mrail_domain domain;
+	struct mrail_mr *mr_by_key;	/* uthash on mrail_mr.key */
+	struct mrail_eq *eq;		/* fi_domain_bind: default EQ or NULL */
+	bool reg_mr_async;		/* bound with FI_REG_MR */
+};
+
+static inline struct mrail_domain_objs *mrail_domain_objs(struct mrail_domain *domain)
+{
+	return container_of(domain, struct mrail_domain_objs, domain);
+}
+
+/* Counters. Caller holds the domain lock for inc, inc_err, attach, detach. */
+int mrail_cntr_open(struct fid_domain *domain, struct fi_cntr_attr *attr,
+		    struct fid_cntr **cntr, void *context);
+/* The mrail counter behind fid, or NULL (not a counter, or not mrail's). */
+struct mrail_cntr *mrail_cntr_from_fid(struct fid *fid);
+/* One operation completed successfully / in error: wakes waiters. */
+void mrail_cntr_inc(struct mrail_cntr *cntr);
+void mrail_cntr_inc_err(struct mrail_cntr *cntr);
+/* fi_cntr_read and fi_cntr_wait progress the endpoints attached; a counter
+ * with endpoints attached refuses to close (-FI_EBUSY). -FI_ENOSPC beyond
+ * MRAIL_CNTR_MAX_EPS. Attaching twice is attaching once. */
+int mrail_cntr_attach_ep(struct mrail_cntr *cntr, struct mrail_ep *ep);
+void mrail_cntr_detach_ep(struct mrail_cntr *cntr, struct mrail_ep *ep);
+/* fi_trywait on one counter: 0 or -FI_EAGAIN (or -FI_EINVAL). */
+int mrail_cntr_trywait(struct fid *fid);
+
+/* CQ wait objects (the rest of the CQ is declared above). */
+struct mrail_cq *mrail_cq_from_fid(struct fid *fid);
+int mrail_cq_trywait(struct fid *fid);
+
+/*
+ * Event queues belong to the fabric and have a lock of their own, which
+ * nests inside a domain lock: the write functions may be called with a
+ * domain lock held. They never fail for lack of room (provider events are
+ * not dropped); they return 0, -FI_EINVAL (more than MRAIL_EQ_DATA_MAX
+ * bytes, flags other than 0) or -FI_ENOMEM.
+ */
+int mrail_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr,
+		  struct fid_eq **eq, void *context);
+struct mrail_eq *mrail_eq_from_fid(struct fid *fid);
+/* An object binds the EQ: fi_close(eq) returns -FI_EBUSY until detached. */
+void mrail_eq_attach(struct mrail_eq *eq);
+void mrail_eq_detach(struct mrail_eq *eq);
+/* A successful asynchronous event (FI_AV_COMPLETE, FI_MR_COMPLETE,
+ * FI_JOIN_COMPLETE...); buf starts with a struct fi_eq_entry. */
+int mrail_eq_write_event(struct mrail_eq *eq, uint32_t event, const void *buf,
+			 size_t len, uint64_t flags);
+/* A failed one, for fi_eq_readerr: err is a positive FI_E* value;
+ * err_data (may be NULL) is copied. */
+int mrail_eq_write_error(struct mrail_eq *eq, fid_t fid, void *context,
+			 uint64_t data, int err, int prov_errno,
+			 const void *err_data, size_t err_data_size);
+int mrail_eq_trywait(struct fid *fid);
+
+/*
+ * Memory region: the application's key, registered on every rail. A rail
+ * that chooses its own keys (FI_MR_PROV_KEY) has a different key there,
+ * in rail_keys; the data path translates. Domain lock for lookup.
+ */
+struct mrail_mr {
+	struct fid_mr mr_fid;		/* mem_desc points back to this */
+	struct mrail_domain *domain;
+	uint64_t key;			/* requested_key, unique per domain */
+	void *base;
+	size_t len;
+	uint64_t access;
+	size_t rail_count;
+	struct fid_mr *rail_mrs[MRAIL_MAX_RAILS];
+	void *rail_desc[MRAIL_MAX_RAILS];
+	uint64_t rail_keys[MRAIL_MAX_RAILS];	/* fi_mr_key on each rail */
+	UT_hash_handle hh;
+};
+
+int mrail_mr_reg(struct fid *fid, const void *buf, size_t len, uint64_t access,
+		 uint64_t offset, uint64_t requested_key, uint64_t flags,
+		 struct fid_mr **mr, void *context);
+int mrail_mr_regv(struct fid *fid, const struct iovec *iov, size_t count,
+		  uint64_t access, uint64_t offset, uint64_t requested_key,
+		  uint64_t flags, struct fid_mr **mr, void *context);
+int mrail_mr_regattr(struct fid *fid, const struct fi_mr_attr *attr,
+		     uint64_t flags, struct fid_mr **mr);
+/* The region registered under key in domain, or NULL. */
+struct mrail_mr *mrail_mr_lookup(struct mrail_domain *domain, uint64_t key);
+/* An access to [addr, addr + len) asking for access (FI_REMOTE_READ...):
+ * addr is an offset into the region (mr_mode 0 has no FI_MR_VIRT_ADDR).
+ * 0, -FI_EINVAL outside the region, -FI_EACCES for bits not granted. */
+int mrail_mr_check_access(const struct mrail_mr *mr, uint64_t addr, size_t len,
+			  uint64_t access);
+
+/* ================ end of counters, EQs, MRs, wait objects ================ */
+
 #endif /* MRAIL_H */

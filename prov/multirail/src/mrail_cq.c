@@ -1,12 +1,40 @@
 /*
  * Completion queue: user completions, one per user operation, formatted on
  * read in whichever fi_cq_format the application chose.
+ *
+ * Blocking reads sleep, never spin: with endpoints to progress they nap
+ * between progress rounds, without any they sleep on the CQ's condition
+ * variable until a completion or fi_cq_signal wakes them. With FI_WAIT_FD
+ * an eventfd is readable whenever completions are queued (or a signal is
+ * pending) and drained by the read that empties the CQ.
  */
 #include "mrail.h"
 
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
+
+/* What a CQ keeps beyond struct mrail_cq (which the data path shares):
+ * every mrail_cq is the first member of one. */
+struct mrail_cq_obj {
+	struct mrail_cq cq;
+	struct mrail_wait wait;		/* cond on domain->lock */
+	bool signaled;			/* fi_cq_signal not yet seen by sread */
+};
+
+static struct mrail_cq_obj *cq_obj(struct mrail_cq *cq)
+{
+	return container_of(cq, struct mrail_cq_obj, cq);
+}
+
+static struct fi_ops mrail_cq_fi_ops;
+static struct fi_ops_cq mrail_cq_ops;
+
+struct mrail_cq *mrail_cq_from_fid(struct fid *fid)
+{
+	if (!fid || fid->fclass != FI_CLASS_CQ || fid->ops != &mrail_cq_fi_ops)
+		return NULL;
+	return container_of(fid, struct mrail_cq, cq_fid.fid);
+}
 
 static size_t cq_entry_size(enum fi_cq_format format)
 {
@@ -54,6 +82,7 @@ int mrail_cq_write(struct mrail_cq *cq, const struct mrail_cq_entry *entry)
 	}
 	cq->ring[(cq->head + cq->count) % cq->cap] = *entry;
 	cq->count++;
+	mrail_wait_signal(&cq_obj(cq)->wait);
 	return 0;
 }
 
@@ -85,6 +114,8 @@ static ssize_t cq_read_locked(struct mrail_cq *cq, void *buf, size_t count,
 		cq->count--;
 		n++;
 	}
+	if (!cq->count)
+		mrail_wait_drain(&cq_obj(cq)->wait);
 	if (n)
 		return (ssize_t) n;
 	return cq->count ? -FI_EAVAIL : -FI_EAGAIN;
@@ -128,37 +159,66 @@ static ssize_t mrail_cq_readerr(struct fid_cq *cq_fid, struct fi_cq_err_entry *b
 	buf->olen = entry->olen;
 	buf->err = entry->err;
 	buf->prov_errno = entry->prov_errno;
-	/* mrail has no provider-specific error data; err_data_size 0 says so
-	 * to applications using the 1.5+ ABI. */
-	buf->err_data_size = 0;
+	/* mrail has no provider-specific error data: no buffer is lent, and
+	 * err_data_size 0 says so to applications of the 1.5 API or later
+	 * (the 1.4 API's entry ends before err_data_size). */
+	if (cq->domain->fabric->fabric_fid.api_version < FI_VERSION(1, 5)) {
+		buf->err_data = NULL;
+	} else {
+		if (!buf->err_data_size)
+			buf->err_data = NULL;
+		buf->err_data_size = 0;
+	}
 	cq->head = (cq->head + 1) % cq->cap;
 	cq->count--;
+	if (!cq->count)
+		mrail_wait_drain(&cq_obj(cq)->wait);
 	ret = 1;
 out:
 	pthread_mutex_unlock(&cq->domain->lock);
 	return ret;
 }
 
-/* Waits by polling with short sleeps: mrail has no wait object of its own
- * yet, and sleeping keeps processes that outnumber the cores from starving
- * the one they wait for. */
+/*
+ * Reads like fi_cq_readfrom, waiting up to timeout ms (negative: forever)
+ * for a completion. Returns -FI_EAGAIN on timeout, or at once after an
+ * fi_cq_signal (one signal ends one wait, even one that began after it),
+ * and -FI_EAVAIL when an error completion is next.
+ * The cond argument (FI_CQ_COND_THRESHOLD) is a hint fi_cq(3) lets
+ * providers ignore: any completion ends the wait.
+ */
 static ssize_t mrail_cq_sreadfrom(struct fid_cq *cq_fid, void *buf, size_t count,
 				  fi_addr_t *src_addr, const void *cond, int timeout)
 {
-	struct timespec start, now, nap = { .tv_nsec = 50 * 1000 };
+	struct mrail_cq *cq = container_of(cq_fid, struct mrail_cq, cq_fid);
+	struct mrail_cq_obj *obj = cq_obj(cq);
+	struct timespec deadline_buf;
+	const struct timespec *deadline = mrail_deadline(&deadline_buf, timeout);
 	ssize_t ret;
 
-	clock_gettime(CLOCK_MONOTONIC, &start);
+	pthread_mutex_lock(&cq->domain->lock);
 	for (;;) {
-		ret = mrail_cq_readfrom(cq_fid, buf, count, src_addr);
+		ret = cq_read_locked(cq, buf, count, src_addr);
 		if (ret != -FI_EAGAIN)
-			return ret;
-		clock_gettime(CLOCK_MONOTONIC, &now);
-		if (timeout >= 0 && (now.tv_sec - start.tv_sec) * 1000 +
-				    (now.tv_nsec - start.tv_nsec) / 1000000 >= timeout)
-			return -FI_EAGAIN;
-		nanosleep(&nap, NULL);
+			break;
+		if (obj->signaled) {
+			obj->signaled = false;
+			break;
+		}
+		if (mrail_deadline_passed(deadline))
+			break;
+		if (cq->ep_count) {
+			/* Completions come only from progress: nap, then read
+			 * (and so progress) again. */
+			pthread_mutex_unlock(&cq->domain->lock);
+			mrail_wait_nap();
+			pthread_mutex_lock(&cq->domain->lock);
+		} else {
+			mrail_wait_sleep(&obj->wait, &cq->domain->lock, deadline);
+		}
 	}
+	pthread_mutex_unlock(&cq->domain->lock);
+	return ret;
 }
 
 static ssize_t mrail_cq_sread(struct fid_cq *cq_fid, void *buf, size_t count,
@@ -167,9 +227,50 @@ static ssize_t mrail_cq_sread(struct fid_cq *cq_fid, void *buf, size_t count,
 	return mrail_cq_sreadfrom(cq_fid, buf, count, NULL, cond, timeout);
 }
 
-static int mrail_cq_no_signal(struct fid_cq *cq_fid)
+static int mrail_cq_signal(struct fid_cq *cq_fid)
 {
-	return -FI_ENOSYS;
+	struct mrail_cq *cq = container_of(cq_fid, struct mrail_cq, cq_fid);
+	struct mrail_cq_obj *obj = cq_obj(cq);
+
+	pthread_mutex_lock(&cq->domain->lock);
+	obj->signaled = true;
+	mrail_wait_signal(&obj->wait);
+	pthread_mutex_unlock(&cq->domain->lock);
+	return 0;
+}
+
+/*
+ * Safe to block on the fd when no completion is queued and no endpoint
+ * needs progress to produce one: progress is manual, so while endpoints
+ * are bound only the application's own calls can make the fd readable.
+ */
+int mrail_cq_trywait(struct fid *fid)
+{
+	struct mrail_cq *cq = mrail_cq_from_fid(fid);
+	int ret = 0;
+
+	if (!cq) {
+		MRAIL_WARN(FI_LOG_CQ, "fi_trywait: a CQ that mrail did "
+			   "not open\n");
+		return -FI_EINVAL;
+	}
+	if (cq_obj(cq)->wait.obj != FI_WAIT_FD) {
+		MRAIL_WARN(FI_LOG_CQ, "fi_trywait: this CQ has no native wait "
+			   "object; open it with FI_WAIT_FD\n");
+		return -FI_EINVAL;
+	}
+	pthread_mutex_lock(&cq->domain->lock);
+	if (cq->ep_count || cq->count)
+		ret = -FI_EAGAIN;
+	pthread_mutex_unlock(&cq->domain->lock);
+	return ret;
+}
+
+static int mrail_cq_control(struct fid *fid, int command, void *arg)
+{
+	struct mrail_cq *cq = container_of(fid, struct mrail_cq, cq_fid.fid);
+
+	return mrail_wait_control(&cq_obj(cq)->wait, command, arg);
 }
 
 static const char *mrail_cq_strerror(struct fid_cq *cq_fid, int prov_errno,
@@ -196,6 +297,8 @@ int mrail_cq_attach_ep(struct mrail_cq *cq, struct mrail_ep *ep)
 	if (cq->ep_count == sizeof(cq->eps) / sizeof(cq->eps[0]))
 		return -FI_ENOSPC;
 	cq->eps[cq->ep_count++] = ep;
+	/* A reader asleep on the condition variable must start progressing. */
+	pthread_cond_broadcast(&cq_obj(cq)->wait.cond);
 	return 0;
 }
 
@@ -214,45 +317,75 @@ void mrail_cq_detach_ep(struct mrail_cq *cq, struct mrail_ep *ep)
 static int mrail_cq_close(struct fid *fid)
 {
 	struct mrail_cq *cq = container_of(fid, struct mrail_cq, cq_fid.fid);
+	struct mrail_cq_obj *obj = cq_obj(cq);
 
-	if (cq->ep_count)
-		return -FI_EBUSY;
 	pthread_mutex_lock(&cq->domain->lock);
+	if (cq->ep_count) {
+		pthread_mutex_unlock(&cq->domain->lock);
+		return -FI_EBUSY;
+	}
 	cq->domain->refs--;
 	pthread_mutex_unlock(&cq->domain->lock);
+	mrail_wait_fini(&obj->wait);
 	free(cq->ring);
-	free(cq);
+	free(obj);
 	return 0;
 }
 
-static struct fi_ops mrail_cq_fi_ops;
-static struct fi_ops_cq mrail_cq_ops;
+static int cq_check_attr(const struct fi_cq_attr *attr)
+{
+	if (attr->format > FI_CQ_FORMAT_TAGGED)
+		return -FI_ENOSYS;
+	switch (attr->wait_obj) {
+	case FI_WAIT_NONE:
+	case FI_WAIT_UNSPEC:
+	case FI_WAIT_FD:
+		break;
+	default:
+		MRAIL_WARN(FI_LOG_CQ, "CQ wait object %d is not supported; use "
+			   "FI_WAIT_NONE, FI_WAIT_UNSPEC or FI_WAIT_FD\n",
+			   attr->wait_obj);
+		return -FI_ENOSYS;
+	}
+	if (attr->wait_cond != FI_CQ_COND_NONE &&
+	    attr->wait_cond != FI_CQ_COND_THRESHOLD) {
+		MRAIL_WARN(FI_LOG_CQ, "CQ wait condition %d is not one of "
+			   "FI_CQ_COND_NONE, FI_CQ_COND_THRESHOLD\n", attr->wait_cond);
+		return -FI_EINVAL;
+	}
+	return 0;
+}
 
 int mrail_cq_open(struct fid_domain *domain_fid, struct fi_cq_attr *attr,
 		  struct fid_cq **cq_fid, void *context)
 {
 	struct mrail_domain *domain =
 		container_of(domain_fid, struct mrail_domain, domain_fid);
+	struct mrail_cq_obj *obj;
 	struct mrail_cq *cq;
+	int ret;
 
-	if (attr->format > FI_CQ_FORMAT_TAGGED)
-		return -FI_ENOSYS;
-	if (attr->wait_obj != FI_WAIT_NONE && attr->wait_obj != FI_WAIT_UNSPEC) {
-		MRAIL_WARN(FI_LOG_CQ, "CQ wait object %d is not supported; use "
-			   "FI_WAIT_NONE or FI_WAIT_UNSPEC\n", attr->wait_obj);
-		return -FI_ENOSYS;
-	}
-	cq = calloc(1, sizeof(*cq));
-	if (!cq)
+	ret = cq_check_attr(attr);
+	if (ret)
+		return ret;
+	obj = calloc(1, sizeof(*obj));
+	if (!obj)
 		return -FI_ENOMEM;
+	cq = &obj->cq;
 	cq->domain = domain;
 	cq->format = attr->format == FI_CQ_FORMAT_UNSPEC ?
 		     FI_CQ_FORMAT_CONTEXT : attr->format;
 	cq->cap = attr->size ? attr->size : 1024;
 	cq->ring = calloc(cq->cap, sizeof(*cq->ring));
 	if (!cq->ring) {
-		free(cq);
-		return -FI_ENOMEM;
+		ret = -FI_ENOMEM;
+		goto err;
+	}
+	ret = mrail_wait_init(&obj->wait, attr->wait_obj);
+	if (ret) {
+		MRAIL_WARN(FI_LOG_CQ, "cannot create the CQ's wait object: %s\n",
+			   fi_strerror(-ret));
+		goto err;
 	}
 	pthread_mutex_lock(&domain->lock);
 	domain->refs++;
@@ -263,13 +396,17 @@ int mrail_cq_open(struct fid_domain *domain_fid, struct fi_cq_attr *attr,
 	cq->cq_fid.ops = &mrail_cq_ops;
 	*cq_fid = &cq->cq_fid;
 	return 0;
+err:
+	free(cq->ring);
+	free(obj);
+	return ret;
 }
 
 static struct fi_ops mrail_cq_fi_ops = {
 	.size = sizeof(struct fi_ops),
 	.close = mrail_cq_close,
 	.bind = mrail_no_bind,
-	.control = mrail_no_control,
+	.control = mrail_cq_control,
 	.ops_open = mrail_no_ops_open,
 };
 
@@ -280,6 +417,6 @@ static struct fi_ops_cq mrail_cq_ops = {
 	.readerr = mrail_cq_readerr,
 	.sread = mrail_cq_sread,
 	.sreadfrom = mrail_cq_sreadfrom,
-	.signal = mrail_cq_no_signal,
+	.signal = mrail_cq_signal,
 	.strerror = mrail_cq_strerror,
 };

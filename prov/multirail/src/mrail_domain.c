@@ -1,6 +1,9 @@
 /*
  * Domain: opens the core domain of every rail, on that rail's fabric, with
- * the core offer the rail was resolved to.
+ * the core offer the rail was resolved to. It is allocated inside a struct
+ * mrail_domain_objs, which adds what memory registration and the domain's
+ * EQ need. Every object opened on it counts in refs, so the domain closes
+ * only after them.
  */
 #include "mrail.h"
 
@@ -22,14 +25,55 @@ static int mrail_domain_close(struct fid *fid)
 {
 	struct mrail_domain *domain =
 		container_of(fid, struct mrail_domain, domain_fid.fid);
+	struct mrail_domain_objs *objs = mrail_domain_objs(domain);
 
 	/* libfabric's rule: children first. */
-	if (domain->refs)
+	pthread_mutex_lock(&domain->lock);
+	if (domain->refs) {
+		pthread_mutex_unlock(&domain->lock);
+		MRAIL_WARN(FI_LOG_DOMAIN, "fi_close: %zu objects (AVs, CQs, "
+			   "endpoints, counters, memory regions) are still open on "
+			   "this domain; close them first\n", domain->refs);
 		return -FI_EBUSY;
+	}
+	pthread_mutex_unlock(&domain->lock);
+	if (objs->eq)
+		mrail_eq_detach(objs->eq);
 	domain_close_rails(domain);
 	pthread_mutex_destroy(&domain->lock);
-	free(domain);
+	free(objs);
 	return 0;
+}
+
+/* An EQ for the domain's asynchronous events; with FI_REG_MR, memory
+ * registrations are reported on it (FI_MR_COMPLETE). One EQ per domain. */
+static int mrail_domain_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
+{
+	struct mrail_domain *domain =
+		container_of(fid, struct mrail_domain, domain_fid.fid);
+	struct mrail_domain_objs *objs = mrail_domain_objs(domain);
+	struct mrail_eq *eq = mrail_eq_from_fid(bfid);
+	int ret = 0;
+
+	if (!eq) {
+		MRAIL_WARN(FI_LOG_DOMAIN, "fi_domain_bind: a domain binds an "
+			   "event queue opened on mrail's fabric, nothing else\n");
+		return -FI_EINVAL;
+	}
+	if (flags & ~FI_REG_MR)
+		return -FI_EBADFLAGS;
+	pthread_mutex_lock(&domain->lock);
+	if (objs->eq) {
+		MRAIL_WARN(FI_LOG_DOMAIN, "fi_domain_bind: this domain already has "
+			   "an event queue\n");
+		ret = -FI_EINVAL;
+	} else {
+		objs->eq = eq;
+		objs->reg_mr_async = flags & FI_REG_MR;
+		mrail_eq_attach(eq);
+	}
+	pthread_mutex_unlock(&domain->lock);
+	return ret;
 }
 
 static bool domain_name_matches(const struct mrail_fabric *fabric,
@@ -58,15 +102,17 @@ int mrail_domain_open(struct fid_fabric *fabric_fid, struct fi_info *info,
 {
 	struct mrail_fabric *fabric =
 		container_of(fabric_fid, struct mrail_fabric, fabric_fid);
+	struct mrail_domain_objs *objs;
 	struct mrail_domain *domain;
 	size_t i;
 	int ret;
 
 	if (!domain_name_matches(fabric, info))
 		return -FI_EINVAL;
-	domain = calloc(1, sizeof(*domain));
-	if (!domain)
+	objs = calloc(1, sizeof(*objs));
+	if (!objs)
 		return -FI_ENOMEM;
+	domain = &objs->domain;
 	domain->fabric = fabric;
 	pthread_mutex_init(&domain->lock, NULL);
 
@@ -95,19 +141,13 @@ int mrail_domain_open(struct fid_fabric *fabric_fid, struct fi_info *info,
 err:
 	domain_close_rails(domain);
 	pthread_mutex_destroy(&domain->lock);
-	free(domain);
+	free(objs);
 	return ret;
 }
 
-/* The objects beyond eager messaging are not part of this release. */
+/* Objects this release does not have. */
 static int mrail_domain_no_ep(struct fid_domain *domain, struct fi_info *info,
 			      struct fid_ep **ep, void *context)
-{
-	return -FI_ENOSYS;
-}
-
-static int mrail_domain_no_cntr(struct fid_domain *domain, struct fi_cntr_attr *attr,
-				struct fid_cntr **cntr, void *context)
 {
 	return -FI_ENOSYS;
 }
@@ -144,32 +184,10 @@ static int mrail_domain_no_collective(struct fid_domain *domain,
 	return -FI_ENOSYS;
 }
 
-static int mrail_domain_no_mr_reg(struct fid *fid, const void *buf, size_t len,
-				  uint64_t access, uint64_t offset,
-				  uint64_t requested_key, uint64_t flags,
-				  struct fid_mr **mr, void *context)
-{
-	return -FI_ENOSYS;
-}
-
-static int mrail_domain_no_mr_regv(struct fid *fid, const struct iovec *iov,
-				   size_t count, uint64_t access, uint64_t offset,
-				   uint64_t requested_key, uint64_t flags,
-				   struct fid_mr **mr, void *context)
-{
-	return -FI_ENOSYS;
-}
-
-static int mrail_domain_no_mr_regattr(struct fid *fid, const struct fi_mr_attr *attr,
-				      uint64_t flags, struct fid_mr **mr)
-{
-	return -FI_ENOSYS;
-}
-
 static struct fi_ops mrail_domain_fi_ops = {
 	.size = sizeof(struct fi_ops),
 	.close = mrail_domain_close,
-	.bind = mrail_no_bind,
+	.bind = mrail_domain_bind,
 	.control = mrail_no_control,
 	.ops_open = mrail_no_ops_open,
 };
@@ -180,7 +198,7 @@ static struct fi_ops_domain mrail_domain_ops = {
 	.cq_open = mrail_cq_open,
 	.endpoint = mrail_ep_open,
 	.scalable_ep = mrail_domain_no_ep,
-	.cntr_open = mrail_domain_no_cntr,
+	.cntr_open = mrail_cntr_open,
 	.poll_open = mrail_domain_no_poll,
 	.stx_ctx = mrail_domain_no_stx,
 	.srx_ctx = mrail_domain_no_srx,
@@ -190,7 +208,7 @@ static struct fi_ops_domain mrail_domain_ops = {
 
 static struct fi_ops_mr mrail_domain_mr_ops = {
 	.size = sizeof(struct fi_ops_mr),
-	.reg = mrail_domain_no_mr_reg,
-	.regv = mrail_domain_no_mr_regv,
-	.regattr = mrail_domain_no_mr_regattr,
+	.reg = mrail_mr_reg,
+	.regv = mrail_mr_regv,
+	.regattr = mrail_mr_regattr,
 };

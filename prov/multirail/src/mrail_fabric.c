@@ -94,22 +94,45 @@ static int mrail_fabric_no_pep(struct fid_fabric *fabric, struct fi_info *info,
 	return -FI_ENOSYS;
 }
 
-static int mrail_fabric_no_eq(struct fid_fabric *fabric, struct fi_eq_attr *attr,
-			      struct fid_eq **eq, void *context)
-{
-	return -FI_ENOSYS;
-}
-
 static int mrail_fabric_no_wait(struct fid_fabric *fabric, struct fi_wait_attr *attr,
 				struct fid_wait **waitset)
 {
 	return -FI_ENOSYS;
 }
 
-static int mrail_fabric_no_trywait(struct fid_fabric *fabric, struct fid **fids,
-				   int count)
+/*
+ * 0 when the application may block on the native wait objects (FI_WAIT_FD)
+ * of every CQ, counter and EQ in fids, -FI_EAGAIN when one of them has
+ * something queued or needs progress first (see each object's trywait).
+ */
+static int mrail_fabric_trywait(struct fid_fabric *fabric, struct fid **fids,
+				int count)
 {
-	return -FI_ENOSYS;
+	int i, ret;
+
+	if (count < 0 || (count && !fids))
+		return -FI_EINVAL;
+	for (i = 0; i < count; i++) {
+		switch (fids[i] ? (int) fids[i]->fclass : -1) {
+		case FI_CLASS_CQ:
+			ret = mrail_cq_trywait(fids[i]);
+			break;
+		case FI_CLASS_CNTR:
+			ret = mrail_cntr_trywait(fids[i]);
+			break;
+		case FI_CLASS_EQ:
+			ret = mrail_eq_trywait(fids[i]);
+			break;
+		default:
+			MRAIL_WARN(FI_LOG_FABRIC, "fi_trywait: object %d is not a "
+				   "CQ, counter or EQ\n", i);
+			ret = -FI_EINVAL;
+			break;
+		}
+		if (ret)
+			return ret;
+	}
+	return 0;
 }
 
 static struct fi_ops mrail_fabric_fi_ops = {
@@ -124,7 +147,7 @@ static struct fi_ops_fabric mrail_fabric_ops = {
 	.size = sizeof(struct fi_ops_fabric),
 	.domain = mrail_domain_open,
 	.passive_ep = mrail_fabric_no_pep,
-	.eq_open = mrail_fabric_no_eq,
+	.eq_open = mrail_eq_open,
 	.wait_open = mrail_fabric_no_wait,
-	.trywait = mrail_fabric_no_trywait,
+	.trywait = mrail_fabric_trywait,
 };

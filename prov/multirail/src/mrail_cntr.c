@@ -1,0 +1,330 @@
+/*
+ * Counter: a success count and an error count, guarded by the domain lock.
+ * The data path bumps them (mrail_cntr_inc, mrail_cntr_inc_err) as
+ * operations on the endpoints bound to the counter complete; reading or
+ * waiting on the counter drives those endpoints, since progress is manual.
+ *
+ * fi_cntr_wait sleeps, never spins: with endpoints to progress it naps
+ * between progress rounds, without any it sleeps on the counter's
+ * condition variable until a change (fi_cntr_add from another thread, say)
+ * wakes it. With FI_WAIT_FD, every change makes an eventfd readable until
+ * the application reads the counter.
+ */
+#include "mrail.h"
+
+#include <stdlib.h>
+
+struct mrail_cntr {
+	struct fid_cntr cntr_fid;
+	struct mrail_domain *domain;
+	uint64_t value;
+	uint64_t err;
+	struct mrail_wait wait;		/* cond on domain->lock */
+	struct mrail_ep *eps[MRAIL_CNTR_MAX_EPS];
+	size_t ep_count;
+};
+
+static struct fi_ops mrail_cntr_fi_ops;
+static struct fi_ops_cntr mrail_cntr_ops;
+
+struct mrail_cntr *mrail_cntr_from_fid(struct fid *fid)
+{
+	if (!fid || fid->fclass != FI_CLASS_CNTR || fid->ops != &mrail_cntr_fi_ops)
+		return NULL;
+	return container_of(fid, struct mrail_cntr, cntr_fid.fid);
+}
+
+static void cntr_progress(struct mrail_cntr *cntr)
+{
+	size_t i;
+
+	for (i = 0; i < cntr->ep_count; i++)
+		mrail_ep_progress(cntr->eps[i]);
+}
+
+void mrail_cntr_inc(struct mrail_cntr *cntr)
+{
+	cntr->value++;
+	mrail_wait_signal(&cntr->wait);
+}
+
+void mrail_cntr_inc_err(struct mrail_cntr *cntr)
+{
+	cntr->err++;
+	mrail_wait_signal(&cntr->wait);
+}
+
+int mrail_cntr_attach_ep(struct mrail_cntr *cntr, struct mrail_ep *ep)
+{
+	size_t i;
+
+	for (i = 0; i < cntr->ep_count; i++) {
+		if (cntr->eps[i] == ep)
+			return 0;
+	}
+	if (cntr->ep_count == MRAIL_CNTR_MAX_EPS) {
+		MRAIL_WARN(FI_LOG_CNTR, "a counter can be bound to at most %d "
+			   "endpoints; open another counter\n", MRAIL_CNTR_MAX_EPS);
+		return -FI_ENOSPC;
+	}
+	cntr->eps[cntr->ep_count++] = ep;
+	/* A waiter asleep on the condition variable must start progressing. */
+	pthread_cond_broadcast(&cntr->wait.cond);
+	return 0;
+}
+
+void mrail_cntr_detach_ep(struct mrail_cntr *cntr, struct mrail_ep *ep)
+{
+	size_t i;
+
+	for (i = 0; i < cntr->ep_count; i++) {
+		if (cntr->eps[i] == ep) {
+			cntr->eps[i] = cntr->eps[--cntr->ep_count];
+			return;
+		}
+	}
+}
+
+/* Reading shows the application every change so far: the fd drains. */
+static uint64_t mrail_cntr_read(struct fid_cntr *cntr_fid)
+{
+	struct mrail_cntr *cntr = container_of(cntr_fid, struct mrail_cntr, cntr_fid);
+	uint64_t value;
+
+	pthread_mutex_lock(&cntr->domain->lock);
+	cntr_progress(cntr);
+	value = cntr->value;
+	mrail_wait_drain(&cntr->wait);
+	pthread_mutex_unlock(&cntr->domain->lock);
+	return value;
+}
+
+static uint64_t mrail_cntr_readerr(struct fid_cntr *cntr_fid)
+{
+	struct mrail_cntr *cntr = container_of(cntr_fid, struct mrail_cntr, cntr_fid);
+	uint64_t err;
+
+	pthread_mutex_lock(&cntr->domain->lock);
+	cntr_progress(cntr);
+	err = cntr->err;
+	mrail_wait_drain(&cntr->wait);
+	pthread_mutex_unlock(&cntr->domain->lock);
+	return err;
+}
+
+/* Adds value to, or sets to value, the count or the error count; wakes
+ * waiters either way. */
+static int cntr_update(struct fid_cntr *cntr_fid, bool error_count, bool add,
+		       uint64_t value)
+{
+	struct mrail_cntr *cntr = container_of(cntr_fid, struct mrail_cntr, cntr_fid);
+	uint64_t *target = error_count ? &cntr->err : &cntr->value;
+
+	pthread_mutex_lock(&cntr->domain->lock);
+	*target = add ? *target + value : value;
+	mrail_wait_signal(&cntr->wait);
+	pthread_mutex_unlock(&cntr->domain->lock);
+	return 0;
+}
+
+static int mrail_cntr_add(struct fid_cntr *cntr_fid, uint64_t value)
+{
+	return cntr_update(cntr_fid, false, true, value);
+}
+
+static int mrail_cntr_set(struct fid_cntr *cntr_fid, uint64_t value)
+{
+	return cntr_update(cntr_fid, false, false, value);
+}
+
+static int mrail_cntr_adderr(struct fid_cntr *cntr_fid, uint64_t value)
+{
+	return cntr_update(cntr_fid, true, true, value);
+}
+
+static int mrail_cntr_seterr(struct fid_cntr *cntr_fid, uint64_t value)
+{
+	return cntr_update(cntr_fid, true, false, value);
+}
+
+/*
+ * Returns 0 once the count reaches threshold, -FI_EAVAIL as soon as the
+ * error count differs from what it was on entry, -FI_ETIMEDOUT after
+ * timeout ms (negative: never). The count is checked first, so a wait
+ * whose threshold is met succeeds even if errors also happened.
+ */
+static int mrail_cntr_wait(struct fid_cntr *cntr_fid, uint64_t threshold, int timeout)
+{
+	struct mrail_cntr *cntr = container_of(cntr_fid, struct mrail_cntr, cntr_fid);
+	struct timespec deadline_buf;
+	const struct timespec *deadline = mrail_deadline(&deadline_buf, timeout);
+	uint64_t err_on_entry;
+	int ret;
+
+	pthread_mutex_lock(&cntr->domain->lock);
+	err_on_entry = cntr->err;
+	for (;;) {
+		cntr_progress(cntr);
+		if (cntr->value >= threshold) {
+			ret = 0;
+			break;
+		}
+		if (cntr->err != err_on_entry) {
+			ret = -FI_EAVAIL;
+			break;
+		}
+		if (mrail_deadline_passed(deadline)) {
+			ret = -FI_ETIMEDOUT;
+			break;
+		}
+		if (cntr->ep_count) {
+			/* Completions come only from progress: nap, then drive
+			 * the endpoints again. */
+			pthread_mutex_unlock(&cntr->domain->lock);
+			mrail_wait_nap();
+			pthread_mutex_lock(&cntr->domain->lock);
+		} else {
+			mrail_wait_sleep(&cntr->wait, &cntr->domain->lock, deadline);
+		}
+	}
+	pthread_mutex_unlock(&cntr->domain->lock);
+	return ret;
+}
+
+/*
+ * Safe to block on the fd when nothing changed since the application last
+ * read the counter, and no endpoint needs progress to move the counter:
+ * progress is manual, so while endpoints are bound only the application's
+ * own calls can make the fd readable.
+ */
+int mrail_cntr_trywait(struct fid *fid)
+{
+	struct mrail_cntr *cntr = mrail_cntr_from_fid(fid);
+	int ret = 0;
+
+	if (!cntr) {
+		MRAIL_WARN(FI_LOG_CNTR, "fi_trywait: a counter that mrail did "
+			   "not open\n");
+		return -FI_EINVAL;
+	}
+	if (cntr->wait.obj != FI_WAIT_FD) {
+		MRAIL_WARN(FI_LOG_CNTR, "fi_trywait: this counter has no native "
+			   "wait object; open it with FI_WAIT_FD\n");
+		return -FI_EINVAL;
+	}
+	pthread_mutex_lock(&cntr->domain->lock);
+	if (cntr->ep_count || cntr->wait.fd_signaled)
+		ret = -FI_EAGAIN;
+	pthread_mutex_unlock(&cntr->domain->lock);
+	return ret;
+}
+
+static int mrail_cntr_control(struct fid *fid, int command, void *arg)
+{
+	struct mrail_cntr *cntr = container_of(fid, struct mrail_cntr, cntr_fid.fid);
+
+	return mrail_wait_control(&cntr->wait, command, arg);
+}
+
+static int mrail_cntr_close(struct fid *fid)
+{
+	struct mrail_cntr *cntr = container_of(fid, struct mrail_cntr, cntr_fid.fid);
+	struct mrail_domain *domain = cntr->domain;
+
+	pthread_mutex_lock(&domain->lock);
+	if (cntr->ep_count) {
+		pthread_mutex_unlock(&domain->lock);
+		MRAIL_WARN(FI_LOG_CNTR, "fi_close: %zu endpoints still use this "
+			   "counter; close them first\n", cntr->ep_count);
+		return -FI_EBUSY;
+	}
+	domain->refs--;
+	pthread_mutex_unlock(&domain->lock);
+	mrail_wait_fini(&cntr->wait);
+	free(cntr);
+	return 0;
+}
+
+static int cntr_check_attr(const struct fi_cntr_attr *attr)
+{
+	if (attr->events != FI_CNTR_EVENTS_COMP) {
+		MRAIL_WARN(FI_LOG_CNTR, "counter events %d are not supported; use "
+			   "FI_CNTR_EVENTS_COMP\n", attr->events);
+		return -FI_ENOSYS;
+	}
+	if (attr->flags) {
+		MRAIL_WARN(FI_LOG_CNTR, "counter flags must be 0 (they are reserved), "
+			   "not %#llx\n", (unsigned long long) attr->flags);
+		return -FI_EINVAL;
+	}
+	switch (attr->wait_obj) {
+	case FI_WAIT_NONE:
+	case FI_WAIT_UNSPEC:
+	case FI_WAIT_FD:
+		return 0;
+	default:
+		MRAIL_WARN(FI_LOG_CNTR, "counter wait object %d is not supported; "
+			   "use FI_WAIT_NONE, FI_WAIT_UNSPEC or FI_WAIT_FD\n",
+			   attr->wait_obj);
+		return -FI_ENOSYS;
+	}
+}
+
+int mrail_cntr_open(struct fid_domain *domain_fid, struct fi_cntr_attr *attr,
+		    struct fid_cntr **cntr_fid, void *context)
+{
+	struct mrail_domain *domain =
+		container_of(domain_fid, struct mrail_domain, domain_fid);
+	struct fi_cntr_attr defaults = { .events = FI_CNTR_EVENTS_COMP,
+					 .wait_obj = FI_WAIT_NONE };
+	struct mrail_cntr *cntr;
+	int ret;
+
+	if (!attr)
+		attr = &defaults;
+	ret = cntr_check_attr(attr);
+	if (ret)
+		return ret;
+	cntr = calloc(1, sizeof(*cntr));
+	if (!cntr)
+		return -FI_ENOMEM;
+	ret = mrail_wait_init(&cntr->wait, attr->wait_obj);
+	if (ret) {
+		MRAIL_WARN(FI_LOG_CNTR, "cannot create the counter's wait object: "
+			   "%s\n", fi_strerror(-ret));
+		goto err;
+	}
+	cntr->domain = domain;
+	cntr->cntr_fid.fid.fclass = FI_CLASS_CNTR;
+	cntr->cntr_fid.fid.context = context;
+	cntr->cntr_fid.fid.ops = &mrail_cntr_fi_ops;
+	cntr->cntr_fid.ops = &mrail_cntr_ops;
+
+	pthread_mutex_lock(&domain->lock);
+	domain->refs++;
+	pthread_mutex_unlock(&domain->lock);
+	*cntr_fid = &cntr->cntr_fid;
+	return 0;
+err:
+	free(cntr);
+	return ret;
+}
+
+static struct fi_ops mrail_cntr_fi_ops = {
+	.size = sizeof(struct fi_ops),
+	.close = mrail_cntr_close,
+	.bind = mrail_no_bind,
+	.control = mrail_cntr_control,
+	.ops_open = mrail_no_ops_open,
+};
+
+static struct fi_ops_cntr mrail_cntr_ops = {
+	.size = sizeof(struct fi_ops_cntr),
+	.read = mrail_cntr_read,
+	.readerr = mrail_cntr_readerr,
+	.add = mrail_cntr_add,
+	.set = mrail_cntr_set,
+	.wait = mrail_cntr_wait,
+	.adderr = mrail_cntr_adderr,
+	.seterr = mrail_cntr_seterr,
+};
