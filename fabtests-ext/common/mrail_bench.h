@@ -1,0 +1,163 @@
+/*
+ * mrail_bench: the harness the libfabric-level benchmarks share
+ * (fi_mrail_bw, fi_mrail_pingpong).
+ *
+ * Two processes meet over a TCP control connection: the server listens on
+ * a port, the client connects to the server's address. Over it they check
+ * that they run with the same options, swap fi_getname addresses, agree on
+ * the largest message both providers accept, and synchronise between
+ * measurements. The harness opens one FI_EP_RDM endpoint of the provider
+ * asked for (no memory registration, FI_CONTEXT), counts completions as it
+ * reads them, and retries -FI_EAGAIN while reading the CQ, so the provider
+ * progresses and the completions read meanwhile are not lost.
+ *
+ * Functions returning int return 0 or a negative fi_errno value, after
+ * printing what failed on stderr.
+ */
+#ifndef MRAIL_BENCH_H
+#define MRAIL_BENCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <rdma/fabric.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+
+#define BENCH_MAX_SIZES		64
+/* Options every benchmark takes; a tool appends its own to this. */
+#define BENCH_COMMON_OPTS	"p:E:S:n:To:"
+
+enum bench_format {
+	BENCH_FORMAT_TEXT,	/* one human-readable line per size */
+	BENCH_FORMAT_CSV,	/* a header line, then one row per size */
+	BENCH_FORMAT_KV,	/* one "RESULT key=value ..." line per size */
+};
+
+struct bench_opts {
+	const char *prov;
+	const char *server;	/* NULL: this process is the server */
+	unsigned port;
+	bool tagged;
+	enum bench_format format;
+	size_t sizes[BENCH_MAX_SIZES];
+	size_t nsizes;
+	size_t iters;		/* 0: the tool chooses per size */
+};
+
+/*
+ * The context of one posted operation. FI_CONTEXT lends the provider its
+ * fi_context until the operation completes; busy says whether it still
+ * has it, so a tool reuses a context only once it is back.
+ */
+struct bench_ctx {
+	struct fi_context fi_ctx;	/* first: its address is the context's */
+	bool busy;
+};
+
+struct bench {
+	const char *prog;	/* prefixes every message */
+	bool is_server;
+	int sock;
+	struct fi_info *info;
+	struct fid_fabric *fabric;
+	struct fid_domain *domain;
+	struct fid_av *av;
+	struct fid_cq *cq;
+	struct fid_ep *ep;
+	fi_addr_t peer;
+	/* The smaller of the two sides' ep_attr->max_msg_size. */
+	size_t max_msg_size;
+	/* Completions read so far, by direction. */
+	uint64_t tx_done;
+	uint64_t rx_done;
+};
+
+/* ---- command line ---- */
+
+/* Sets the defaults of the common options. */
+void bench_opts_init(struct bench_opts *o, const char *default_sizes,
+		     unsigned default_port);
+
+/*
+ * Handles one option of BENCH_COMMON_OPTS: returns 0 if it was one and was
+ * valid, 1 if it is not a common option, -FI_EINVAL (after saying why) if
+ * its argument is wrong.
+ */
+int bench_parse_opt(struct bench_opts *o, int opt, const char *arg);
+
+/*
+ * A byte count: decimal, with an optional binary suffix k, m or g
+ * (64k = 65536).
+ */
+int bench_parse_size(const char *text, size_t *size);
+
+/*
+ * A list of sizes: "all" (powers of two from 1 B to 4 MiB), or
+ * comma-separated items that are sizes or LOW:HIGH ranges (the powers of
+ * two between them, both ends included).
+ */
+int bench_parse_sizes(const char *spec, size_t *sizes, size_t *nsizes);
+
+/* Text of the usage lines every tool shares, for its own usage(). */
+extern const char bench_common_usage[];
+
+/* ---- setup and teardown ---- */
+
+/*
+ * Connects the control connection, opens the endpoint, checks that the peer
+ * was started with the same option text (tool_options describes the options
+ * that must match), swaps addresses and agrees on max_msg_size. On failure
+ * everything opened so far is closed again.
+ */
+int bench_open(struct bench *b, const struct bench_opts *o,
+	       const char *tool_options);
+void bench_close(struct bench *b);
+
+/* ---- data transfer ---- */
+
+/*
+ * Reads the CQ once, counting what it finds in tx_done and rx_done and
+ * handing the completed operations' contexts back (busy = false).
+ * Returns how many completions it read, or a negative error (an error
+ * completion is reported and returned as its error).
+ */
+int bench_progress(struct bench *b);
+
+/*
+ * Busy-polls the CQ until *counter (b->tx_done or b->rx_done) reaches
+ * target. Gives up with -FI_ETIMEDOUT if nothing completes for a long
+ * while: the peer is gone.
+ */
+int bench_wait(struct bench *b, const uint64_t *counter, uint64_t target);
+
+/* Busy-polls the CQ until the operation of ctx has completed. */
+int bench_wait_ctx(struct bench *b, const struct bench_ctx *ctx);
+
+/*
+ * Post with fi_send/fi_tsend (fi_recv/fi_trecv), retrying -FI_EAGAIN.
+ * ctx must not be busy; it is until the operation completes.
+ */
+int bench_post_send(struct bench *b, bool tagged, const void *buf, size_t len,
+		    uint64_t tag, struct bench_ctx *ctx);
+int bench_post_recv(struct bench *b, bool tagged, void *buf, size_t len,
+		    uint64_t tag, struct bench_ctx *ctx);
+
+/* ---- control connection ---- */
+
+/*
+ * Both sides call it; neither returns before the other arrived. The
+ * endpoint keeps progressing while it waits.
+ */
+int bench_sync(struct bench *b);
+
+/* Exchanges one 64-bit value with the peer. */
+int bench_exchange_u64(struct bench *b, uint64_t ours, uint64_t *theirs);
+
+/* ---- reporting ---- */
+
+double bench_now(void);
+const char *bench_mode_name(const struct bench_opts *o);
+
+#endif /* MRAIL_BENCH_H */

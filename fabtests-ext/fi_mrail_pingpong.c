@@ -1,0 +1,332 @@
+/*
+ * fi_mrail_pingpong: message latency between two hosts, in fabtests' style.
+ *
+ *   server: fi_mrail_pingpong [-p PROV] [-E PORT] [-S SIZES] [-n ITERS]
+ *                             [-w WARMUP] [-T] [-o text|csv|kv]
+ *   client: fi_mrail_pingpong [same options] SERVER_ADDR
+ *
+ * For each size the client sends one message (fi_send, or fi_tsend with
+ * -T) and the server sends one back as soon as it has it; WARMUP untimed
+ * round trips, then ITERS timed ones. Both sides busy-poll the CQ
+ * (fi_cq_read), so no wake-up is measured. Each receive is posted before
+ * the message it waits for can arrive. The client reports half the round
+ * trip in microseconds: mean, median, minimum and maximum. Sizes above the
+ * max_msg_size of either side are skipped, and the report says so. A
+ * benchmark: it measures and asserts nothing about speed.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rdma/fi_errno.h>
+
+#include "common/mrail_bench.h"
+
+#define PP_PROG			"fi_mrail_pingpong"
+#define PP_DEFAULT_PORT		47594
+#define PP_DEFAULT_SIZES	"8"
+#define PP_TAG			0x7070
+/*
+ * Without -n, each size makes PP_AUTO_MAX_ITERS round trips, fewer for
+ * large messages so a size moves about PP_AUTO_BYTES each way, but never
+ * fewer than PP_AUTO_MIN_ITERS (a median needs a few samples).
+ */
+#define PP_AUTO_MAX_ITERS	10000
+#define PP_AUTO_MIN_ITERS	20
+#define PP_AUTO_BYTES		(64u << 20)
+/* Without -w, the warm-up is this fraction of the iterations. */
+#define PP_AUTO_WARMUP_DIVISOR	10
+
+struct pp_opts {
+	struct bench_opts common;
+	size_t warmup;
+	bool warmup_given;
+};
+
+struct pp_stats {
+	double mean_us;
+	double median_us;
+	double min_us;
+	double max_us;
+};
+
+static void usage(const char *argv0)
+{
+	fprintf(stderr, "usage: %s [OPTIONS] [SERVER_ADDR]\n"
+		"Measures half round trips (microseconds) per message size.\n"
+		"%s"
+		"  -w WARMUP   untimed round trips before each size (default: a\n"
+		"              tenth of the iterations)\n"
+		"Without -n, each size makes %d round trips, fewer for large\n"
+		"messages (about %u MiB each way) but at least %d.\n",
+		argv0, bench_common_usage, PP_AUTO_MAX_ITERS, PP_AUTO_BYTES >> 20,
+		PP_AUTO_MIN_ITERS);
+}
+
+static size_t pp_iters(const struct pp_opts *o, size_t size)
+{
+	size_t iters;
+
+	if (o->common.iters)
+		return o->common.iters;
+	iters = size ? PP_AUTO_BYTES / size : PP_AUTO_MAX_ITERS;
+	if (iters > PP_AUTO_MAX_ITERS)
+		iters = PP_AUTO_MAX_ITERS;
+	if (iters < PP_AUTO_MIN_ITERS)
+		iters = PP_AUTO_MIN_ITERS;
+	return iters;
+}
+
+static size_t pp_warmup(const struct pp_opts *o, size_t iters)
+{
+	size_t warmup;
+
+	if (o->warmup_given)
+		return o->warmup;
+	warmup = iters / PP_AUTO_WARMUP_DIVISOR;
+	return warmup ? warmup : 1;
+}
+
+static int compare_doubles(const void *a, const void *b)
+{
+	double x = *(const double *) a, y = *(const double *) b;
+
+	return (x > y) - (x < y);
+}
+
+/* Sorts the samples (seconds of half round trip) to find the median. */
+static void pp_stats(double *samples, size_t n, struct pp_stats *st)
+{
+	double sum = 0;
+	size_t i;
+
+	qsort(samples, n, sizeof(*samples), compare_doubles);
+	for (i = 0; i < n; i++)
+		sum += samples[i];
+	st->mean_us = sum / (double) n * 1e6;
+	st->median_us = (n % 2 ? samples[n / 2] :
+			 (samples[n / 2 - 1] + samples[n / 2]) / 2) * 1e6;
+	st->min_us = samples[0] * 1e6;
+	st->max_us = samples[n - 1] * 1e6;
+}
+
+/*
+ * ROUNDS round trips. The client times each one into samples (NULL: the
+ * warm-up); the server only answers. The receive for the next message is
+ * posted before this side sends, so the peer's answer never arrives
+ * unexpected.
+ */
+static int pp_rounds(struct bench *b, const struct pp_opts *o, size_t size,
+		     char *tx_buf, char *rx_buf, size_t rounds, double *samples)
+{
+	struct bench_ctx tx_ctx = { 0 }, rx_ctx = { 0 };
+	bool tagged = o->common.tagged;
+	double start;
+	size_t i;
+	int ret;
+
+	/* Both sides start together, or the first round measures the
+	 * peer's setup. */
+	if (!rounds)
+		return bench_sync(b);
+	ret = bench_post_recv(b, tagged, rx_buf, size, PP_TAG, &rx_ctx);
+	if (!ret)
+		ret = bench_sync(b);
+	for (i = 0; i < rounds && !ret; i++) {
+		if (b->is_server) {
+			ret = bench_wait_ctx(b, &rx_ctx);
+			if (!ret && i + 1 < rounds)
+				ret = bench_post_recv(b, tagged, rx_buf, size,
+						      PP_TAG, &rx_ctx);
+			if (!ret)
+				ret = bench_wait_ctx(b, &tx_ctx);
+			if (!ret)
+				ret = bench_post_send(b, tagged, tx_buf, size,
+						      PP_TAG, &tx_ctx);
+			continue;
+		}
+		/* The previous send completes long before its answer came
+		 * back; waiting for it here costs the clock nothing. */
+		ret = bench_wait_ctx(b, &tx_ctx);
+		if (ret)
+			break;
+		start = bench_now();
+		ret = bench_post_send(b, tagged, tx_buf, size, PP_TAG, &tx_ctx);
+		if (!ret)
+			ret = bench_wait_ctx(b, &rx_ctx);
+		if (ret)
+			break;
+		if (samples)
+			samples[i] = (bench_now() - start) / 2;
+		if (i + 1 < rounds)
+			ret = bench_post_recv(b, tagged, rx_buf, size, PP_TAG, &rx_ctx);
+	}
+	/* The contexts live in this frame: both must be back. */
+	if (!ret)
+		ret = bench_wait_ctx(b, &tx_ctx);
+	return ret;
+}
+
+/* st NULL: the size was skipped. */
+static void pp_report(const struct bench *b, const struct pp_opts *o,
+		      size_t size, size_t iters, size_t warmup,
+		      const struct pp_stats *st)
+{
+	const struct bench_opts *c = &o->common;
+	const struct pp_stats zero = { 0 };
+	bool skipped = !st;
+
+	if (skipped) {
+		st = &zero;
+		iters = 0;
+		warmup = 0;
+	}
+	switch (c->format) {
+	case BENCH_FORMAT_TEXT:
+		if (skipped)
+			printf("%s: %s %s %zu: skipped: provider max_msg_size %zu\n",
+			       PP_PROG, c->prov, bench_mode_name(c), size,
+			       b->max_msg_size);
+		else
+			printf("%s: %s %s %zu x %zu: half round trip mean %.2f us, "
+			       "median %.2f us (min %.2f, max %.2f)\n", PP_PROG,
+			       c->prov, bench_mode_name(c), size, iters,
+			       st->mean_us, st->median_us, st->min_us, st->max_us);
+		break;
+	case BENCH_FORMAT_CSV:
+		printf("%s,%s,%s,%zu,%zu,%zu,%.3f,%.3f,%.3f,%.3f,%s,%zu\n", PP_PROG,
+		       c->prov, bench_mode_name(c), size, iters, warmup,
+		       st->mean_us, st->median_us, st->min_us, st->max_us,
+		       skipped ? "skipped" : "ok", b->max_msg_size);
+		break;
+	case BENCH_FORMAT_KV:
+		printf("RESULT tool=%s prov=%s mode=%s size=%zu", PP_PROG, c->prov,
+		       bench_mode_name(c), size);
+		if (skipped)
+			printf(" status=skipped reason=max_msg_size");
+		else
+			printf(" iters=%zu warmup=%zu mean_us=%.3f median_us=%.3f "
+			       "min_us=%.3f max_us=%.3f status=ok", iters, warmup,
+			       st->mean_us, st->median_us, st->min_us, st->max_us);
+		printf(" max_msg_size=%zu\n", b->max_msg_size);
+		break;
+	}
+	fflush(stdout);
+}
+
+static int pp_size(struct bench *b, const struct pp_opts *o, size_t size)
+{
+	size_t iters = pp_iters(o, size), warmup = pp_warmup(o, iters);
+	size_t slot = size ? size : 1;
+	double *samples = NULL;
+	char *tx_buf, *rx_buf;
+	struct pp_stats st;
+	int ret = -FI_ENOMEM;
+
+	if (size > b->max_msg_size) {
+		if (!b->is_server)
+			pp_report(b, o, size, iters, warmup, NULL);
+		return 0;
+	}
+	tx_buf = malloc(slot);
+	if (!tx_buf)
+		goto out;
+	rx_buf = malloc(slot);
+	if (!rx_buf)
+		goto free_tx;
+	if (!b->is_server) {
+		samples = calloc(iters, sizeof(*samples));
+		if (!samples)
+			goto free_rx;
+	}
+	/* Fault the pages in now rather than in the timed rounds. */
+	memset(tx_buf, 0x5a, slot);
+	memset(rx_buf, 0, slot);
+
+	ret = pp_rounds(b, o, size, tx_buf, rx_buf, warmup, NULL);
+	if (!ret)
+		ret = pp_rounds(b, o, size, tx_buf, rx_buf, iters, samples);
+	if (!ret && samples) {
+		pp_stats(samples, iters, &st);
+		pp_report(b, o, size, iters, warmup, &st);
+	}
+	free(samples);
+free_rx:
+	free(rx_buf);
+free_tx:
+	free(tx_buf);
+out:
+	if (ret == -FI_ENOMEM)
+		fprintf(stderr, "%s: no memory for %zu-byte messages\n", PP_PROG, size);
+	return ret;
+}
+
+static int pp_parse_args(int argc, char **argv, struct pp_opts *o)
+{
+	int opt, ret;
+
+	bench_opts_init(&o->common, PP_DEFAULT_SIZES, PP_DEFAULT_PORT);
+	while ((opt = getopt(argc, argv, BENCH_COMMON_OPTS "w:h")) != -1) {
+		ret = bench_parse_opt(&o->common, opt, optarg);
+		if (ret <= 0) {
+			if (ret)
+				return 2;
+			continue;
+		}
+		switch (opt) {
+		case 'w':
+			if (bench_parse_size(optarg, &o->warmup)) {
+				fprintf(stderr, "-w %s: expected a count\n", optarg);
+				return 2;
+			}
+			o->warmup_given = true;
+			break;
+		case 'h':
+			usage(argv[0]);
+			return 1;
+		default:
+			usage(argv[0]);
+			return 2;
+		}
+	}
+	if (optind < argc)
+		o->common.server = argv[optind++];
+	if (optind < argc) {
+		usage(argv[0]);
+		return 2;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct bench b = { .prog = PP_PROG };
+	struct pp_opts o = { 0 };
+	char tool_options[64];
+	size_t i;
+	int ret;
+
+	ret = pp_parse_args(argc, argv, &o);
+	if (ret)
+		return ret == 1 ? 0 : ret;
+
+	if (o.warmup_given)
+		snprintf(tool_options, sizeof(tool_options), "-w %zu", o.warmup);
+	else
+		snprintf(tool_options, sizeof(tool_options), "-w auto");
+	ret = bench_open(&b, &o.common, tool_options);
+	if (ret)
+		return 1;
+	if (!b.is_server && o.common.format == BENCH_FORMAT_CSV)
+		printf("tool,prov,mode,size,iters,warmup,mean_us,median_us,min_us,"
+		       "max_us,status,max_msg_size\n");
+	for (i = 0; i < o.common.nsizes && !ret; i++)
+		ret = pp_size(&b, &o, o.common.sizes[i]);
+	/* The peer may still be reading its last completions. */
+	if (!ret)
+		ret = bench_sync(&b);
+	bench_close(&b);
+	return ret ? 1 : 0;
+}

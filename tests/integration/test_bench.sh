@@ -1,0 +1,152 @@
+#!/bin/bash
+# The benchmarks run and report, briefly, between two emulated hosts over
+# mrail with 2 tcp;ofi_rxm rails: fi_mrail_pingpong and fi_mrail_bw, with
+# messages and tagged messages, must finish and print one parseable RESULT
+# line per size, with a half round trip and a bandwidth above zero. A size
+# above the provider's max_msg_size must be reported, measured or skipped.
+# The text and csv outputs parse too, and two sides started with different
+# options refuse to run. Correctness only: no figure is compared with
+# anything (ci/bench measures).
+#
+# Needs MRAIL_BUILD; MRAIL_PRELOAD is preloaded into programs that load mrail.
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=tests/integration/lib.sh
+. "$here/lib.sh"
+
+require_root
+build=${MRAIL_BUILD:?set MRAIL_BUILD to a built tree}
+testbed=$here/../../ci/testbed
+bw_tool=$build/fabtests-ext/fi_mrail_bw
+pp_tool=$build/fabtests-ext/fi_mrail_pingpong
+rails='tcp;ofi_rxm@mr0,tcp;ofi_rxm@mr1'
+port=47610
+logs=$(mktemp -d)
+
+testbed_cleanup_on_exit
+
+# pair NAME TOOL ARGS...: the tool's server on h1 and client on h2 over
+# mrail's two rails, both with ARGS unless the array server_args holds the
+# server's; output in $logs/NAME.{server,client}, the client's stderr (with
+# libfabric's warnings) in $logs/NAME.client.err, statuses in $srv, $cli.
+server_args=()
+pair() {
+	local name=$1 tool=$2
+	shift 2
+	local sargs=("$@")
+	local run=(env FI_PROVIDER_PATH="$build/.libs" LD_PRELOAD="${MRAIL_PRELOAD:-}"
+		   FI_LOG_LEVEL=warn FI_MRAIL_RAILS="$rails")
+
+	[ ${#server_args[@]} -gt 0 ] && sargs=("${server_args[@]}")
+	port=$((port + 1))
+	timeout 120 "$testbed" exec 1 "${run[@]}" "$tool" -p mrail -E $port \
+		"${sargs[@]}" >"$logs/$name.server" 2>&1 &
+	srv=$!
+	timeout 120 "$testbed" exec 2 "${run[@]}" "$tool" -p mrail -E $port \
+		"$@" 198.18.1.1 >"$logs/$name.client" 2>"$logs/$name.client.err"
+	cli=$?
+	wait $srv
+	srv=$?
+}
+
+# what_happened NAME: the first lines a pair printed, libfabric's warnings
+# left out, for a failure message.
+what_happened() {
+	cat "$logs/$1.client" "$logs/$1.client.err" "$logs/$1.server" 2>/dev/null |
+		grep -v '<warn>' | head -4 | paste -sd ';' -
+}
+
+# results FILE KEY SIZES...: succeeds if FILE has, for each size, one
+# RESULT line that is either status=ok with KEY a number above zero, or
+# (for sizes above max_msg_size) status=skipped; prints what is wrong.
+results() {
+	local file=$1 key=$2
+	shift 2
+	awk -v key="$key" -v want="$*" '
+		$1 == "RESULT" {
+			split("", f)
+			for (i = 2; i <= NF; i++) {
+				eq = index($i, "=")
+				if (eq < 2) { print "not key=value: " $i; bad = 1; next }
+				f[substr($i, 1, eq - 1)] = substr($i, eq + 1)
+			}
+			size = f["size"]
+			seen[size]++
+			if (f["status"] == "skipped") {
+				if (size + 0 <= f["max_msg_size"] + 0) {
+					print "size " size " skipped below max_msg_size " f["max_msg_size"]
+					bad = 1
+				}
+				skipped[size] = 1
+			} else if (f["status"] != "ok" || f[key] !~ /^[0-9.]+$/ || f[key] + 0 <= 0) {
+				print "size " size ": status " f["status"] ", " key " \"" f[key] "\""
+				bad = 1
+			}
+		}
+		END {
+			n = split(want, sizes, " ")
+			for (i = 1; i <= n; i++)
+				if (seen[sizes[i]] != 1) {
+					print "size " sizes[i] ": " (seen[sizes[i]] + 0) " RESULT lines"
+					bad = 1
+				}
+			exit bad
+		}' "$file"
+}
+
+# run_check NAME TOOL KEY SIZES ARGS...: a pair whose client must report
+# every size in SIZES (bytes, comma-separated as -S takes them).
+run_check() {
+	local name=$1 tool=$2 key=$3 sizes=$4 why out
+	shift 4
+	out=$(printf '%s' "$name" | tr -c 'A-Za-z0-9' '_')
+	pair "$out" "$tool" -o kv -S "$sizes" "$@"
+	if [ $srv -ne 0 ] || [ $cli -ne 0 ]; then
+		fail "$name" "server exit $srv, client exit $cli: $(what_happened "$out")"
+	elif why=$(results "$logs/$out.client" "$key" "${sizes//,/ }"); then
+		pass "$name: $(grep -c '^RESULT .*status=ok' "$logs/$out.client") measured, $(
+			grep -c '^RESULT .*status=skipped' "$logs/$out.client") skipped"
+	else
+		fail "$name" "$(echo "$why" | head -4 | paste -sd ';' -)"
+	fi
+}
+
+"$testbed" up --hosts 2 --rails 2 >/dev/null || fail testbed "up failed"
+
+run_check "pingpong, messages, 2 rails" "$pp_tool" median_us 0,8,4096,16384 -n 20 -w 2
+run_check "pingpong, tagged, 2 rails, 64 KiB measured or skipped" "$pp_tool" mean_us \
+	8,65536 -T -n 20 -w 2
+run_check "bw, messages, 2 rails" "$bw_tool" gbit_per_s 8,16384 -n 200 -W 16 -w 4
+run_check "bw, tagged, 2 rails, 1 MiB measured or skipped" "$bw_tool" gbit_per_s \
+	16384,1048576 -T -n 40 -W 8 -w 2
+
+# The text line ci/main-job reads, and csv with a row per size under a header.
+pair bw_text "$bw_tool" -S 16k -n 100
+if [ $cli -eq 0 ] && [ $srv -eq 0 ] &&
+   grep -qE '^fi_mrail_bw: mrail msg 16384 x 100: [0-9.]+ Gbit/s' "$logs/bw_text.client"; then
+	pass "bw text output: $(sed 's/^fi_mrail_bw: //' "$logs/bw_text.client")"
+else
+	fail "bw text output" "server exit $srv, client exit $cli: $(what_happened bw_text)"
+fi
+pair pingpong_csv "$pp_tool" -o csv -S 8,1k -n 10
+if [ $cli -eq 0 ] && [ $srv -eq 0 ] && awk -F, '
+	NR == 1 { n = NF; ok = $1 == "tool" && $5 == "iters"; next }
+	NF != n || $11 != "ok" { ok = 0 }
+	END { exit !(ok && NR == 3) }' "$logs/pingpong_csv.client"; then
+	pass "pingpong csv output: a header and 2 rows"
+else
+	fail "pingpong csv output" "server exit $srv, client exit $cli: $(what_happened pingpong_csv)"
+fi
+
+# Two sides out of step would hang or measure nonsense; they must refuse.
+server_args=(-S 8 -n 10)
+pair mismatch "$pp_tool" -S 16 -n 10
+server_args=()
+if [ $cli -ne 0 ] && [ $srv -ne 0 ] && grep -q 'other options' "$logs/mismatch.client.err"; then
+	pass "sides started with different options both refuse"
+else
+	fail "options mismatch" "server exit $srv, client exit $cli: $(what_happened mismatch)"
+fi
+
+rm -rf "$logs"
+finish
