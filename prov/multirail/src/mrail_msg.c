@@ -364,6 +364,19 @@ void mrail_tx_buf_put(struct mrail_ep *ep, struct mrail_rail_buf *buf)
 	ep->tx_free[buf->rc.rail] = buf;
 }
 
+ssize_t mrail_tx_buf_send(struct mrail_ep *ep, struct mrail_rail_buf *buf,
+			  size_t len, const struct mrail_av_peer *peer)
+{
+	size_t rail = buf->rc.rail;
+	ssize_t ret;
+
+	ret = fi_send(ep->rail_eps[rail], buf->data, len, ep->rail_desc[rail],
+		      peer->rail_fi_addr[rail], &buf->rc.ctx);
+	if (ret)
+		mrail_tx_buf_put(ep, buf);
+	return ret;
+}
+
 static ssize_t send_eager(struct mrail_ep *ep, const struct iovec *iov, size_t count,
 			  fi_addr_t dest, struct mrail_wire_hdr *hdr,
 			  const struct mrail_cq_entry *user, bool complete_user)
@@ -385,16 +398,10 @@ static ssize_t send_eager(struct mrail_ep *ep, const struct iovec *iov, size_t c
 	}
 	buf->complete_user = complete_user;
 	buf->user = *user;
-	ret = fi_send(ep->rail_eps[buf->rc.rail], buf->data, off,
-		      ep->rail_desc[buf->rc.rail], peer->rail_fi_addr[buf->rc.rail],
-		      &buf->rc.ctx);
-	if (ret) {
-		mrail_tx_buf_put(ep, buf);
-		if (ret == -FI_EAGAIN)
-			mrail_ep_progress(ep);
-		return ret;
-	}
-	return 0;
+	ret = mrail_tx_buf_send(ep, buf, off, peer);
+	if (ret == -FI_EAGAIN)
+		mrail_ep_progress(ep);
+	return ret;
 }
 
 ssize_t mrail_send_common(struct mrail_ep *ep, const struct iovec *iov, size_t count,

@@ -62,6 +62,10 @@ ssize_t mrail_send_common(struct mrail_ep *ep, const struct iovec *iov, size_t c
 /* A free transmit buffer on the next rail in turn, or NULL. */
 struct mrail_rail_buf *mrail_tx_buf_get(struct mrail_ep *ep);
 void mrail_tx_buf_put(struct mrail_ep *ep, struct mrail_rail_buf *buf);
+/* Sends len bytes of buf to peer on buf's rail; on failure buf goes back to
+ * its free list and the rail's error is returned. */
+ssize_t mrail_tx_buf_send(struct mrail_ep *ep, struct mrail_rail_buf *buf,
+			  size_t len, const struct mrail_av_peer *peer);
 
 /* Reports malformed or unexpected input from a peer: warning + error entry. */
 void mrail_rx_report_bad_message(struct mrail_ep *ep, size_t rail, const char *why);

@@ -182,13 +182,13 @@ ssize_t mrail_rdv_send(struct mrail_ep *ep, const struct iovec *iov, size_t coun
 	buf->rdv_req_id = rdv->req_id;
 	buf->complete_user = false;
 	buf->user = *user;
-	ret = fi_send(ep->rail_eps[buf->rc.rail], buf->data,
-		      MRAIL_WIRE_HDR_LEN + (size_t) n, ep->rail_desc[buf->rc.rail],
-		      peer->rail_fi_addr[buf->rc.rail], &buf->rc.ctx);
+	ret = mrail_tx_buf_send(ep, buf, MRAIL_WIRE_HDR_LEN + (size_t) n, peer);
 	if (ret) {
+		/* The buffer is back on its free list already. */
+		rdv_send_release(ep, rdv);
 		if (ret == -FI_EAGAIN)
 			mrail_ep_progress(ep);
-		goto err_rdv;
+		return ret;
 	}
 	HASH_ADD(hh, ep->rdv_sends, req_id, sizeof(rdv->req_id), rdv);
 	return 0;
@@ -260,7 +260,6 @@ static int send_ack(struct mrail_ep *ep, fi_addr_t dest, uint64_t req_id,
 	};
 	struct mrail_av_peer *peer = mrail_av_get_peer(ep->av, dest);
 	struct mrail_rail_buf *buf;
-	ssize_t ret;
 
 	if (!peer)
 		return -FI_EINVAL;
@@ -271,13 +270,8 @@ static int send_ack(struct mrail_ep *ep, fi_addr_t dest, uint64_t req_id,
 	mrail_wire_ack_encode(status, buf->data + MRAIL_WIRE_HDR_LEN,
 			      MRAIL_WIRE_ACK_LEN);
 	buf->user = (struct mrail_cq_entry) { .src = FI_ADDR_NOTAVAIL };
-	ret = fi_send(ep->rail_eps[buf->rc.rail], buf->data,
-		      MRAIL_WIRE_HDR_LEN + MRAIL_WIRE_ACK_LEN,
-		      ep->rail_desc[buf->rc.rail], peer->rail_fi_addr[buf->rc.rail],
-		      &buf->rc.ctx);
-	if (ret)
-		mrail_tx_buf_put(ep, buf);
-	return (int) ret;
+	return (int) mrail_tx_buf_send(ep, buf, MRAIL_WIRE_HDR_LEN + MRAIL_WIRE_ACK_LEN,
+				       peer);
 }
 
 void mrail_rdv_ack_sender(struct mrail_ep *ep, fi_addr_t peer, uint64_t req_id,
