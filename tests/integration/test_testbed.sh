@@ -100,7 +100,7 @@ check_up_4x4() {
 addresses_ok() {
 	local hosts=$1 rails=$2 h k ns addrs bad=0
 	for ((h = 1; h <= hosts; h++)); do
-		ns=mrail-h$h
+		ns=${MRAIL_TESTBED_NAME:-mrail}-h$h
 		addrs=$(ip -n "$ns" -o addr show)
 		for ((k = 0; k < rails; k++)); do
 			if ! grep -qE "^[0-9]+: mr$k +inet 198\.18\.$((k + 1))\.$h/24 " <<<"$addrs"; then
@@ -151,7 +151,7 @@ leftovers() {
 		echo "left: $(echo /etc/netns/mrail-*)"
 		bad=1
 	fi
-	if [[ -e ${MRAIL_TESTBED_STATE:-/run/mrail-testbed} ]]; then
+	if [[ -e ${MRAIL_TESTBED_STATE:-/run/${MRAIL_TESTBED_NAME:-mrail}-testbed} ]]; then
 		echo "state dir left"
 		bad=1
 	fi
