@@ -8,6 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Rail completions taken per fi_cq_readfrom. */
+#define MRAIL_RAIL_CQ_BATCH 16
+
 int mrail_ep_reserve_peer(struct mrail_ep *ep, fi_addr_t fi_addr)
 {
 	struct mrail_peer_rx *rx;
@@ -66,16 +69,21 @@ static void rail_handle_error(struct mrail_ep *ep, size_t rail)
 	}
 }
 
+/*
+ * Reads a rail's CQ until a read comes back short. Stopping there rather
+ * than at an empty read matters for latency: every read of an empty rail CQ
+ * makes the core provider poll its sockets (a system call per message).
+ */
 static void rail_progress(struct mrail_ep *ep, size_t rail)
 {
-	struct fi_cq_msg_entry comps[16];
-	fi_addr_t srcs[16];
+	struct fi_cq_msg_entry comps[MRAIL_RAIL_CQ_BATCH];
+	fi_addr_t srcs[MRAIL_RAIL_CQ_BATCH];
 	struct mrail_rail_ctx *rc;
 	struct mrail_rail_buf *buf;
 	ssize_t n, i;
 
 	for (;;) {
-		n = fi_cq_readfrom(ep->rail_cqs[rail], comps, 16, srcs);
+		n = fi_cq_readfrom(ep->rail_cqs[rail], comps, MRAIL_RAIL_CQ_BATCH, srcs);
 		if (n == -FI_EAVAIL) {
 			rail_handle_error(ep, rail);
 			continue;
@@ -99,6 +107,8 @@ static void rail_progress(struct mrail_ep *ep, size_t rail)
 				MRAIL_WARN(FI_LOG_EP_DATA, "rail %zu: cannot repost a "
 					   "receive buffer\n", rail + 1);
 		}
+		if (n < MRAIL_RAIL_CQ_BATCH)
+			return;
 	}
 }
 
