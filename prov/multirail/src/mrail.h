@@ -210,6 +210,11 @@ void mrail_ep_progress(struct mrail_ep *ep);
 /* Keys mrail registers rendezvous buffers with on rails that let the user
  * choose keys: the top bit keeps them apart from application keys. */
 #define MRAIL_INTERNAL_KEY_BIT ((uint64_t) 1 << 63)
+/* The operation flags an endpoint's defaults may hold (FI_SETOPSFLAG,
+ * tx_attr/rx_attr op_flags); others are refused or left out of offers. */
+#define MRAIL_TX_OP_FLAGS (FI_COMPLETION | FI_INJECT_COMPLETE | \
+			   FI_TRANSMIT_COMPLETE | FI_DELIVERY_COMPLETE)
+#define MRAIL_RX_OP_FLAGS (FI_COMPLETION | FI_MULTI_RECV)
 
 /* What a rail operation's context is, so a rail completion finds its owner. */
 enum mrail_ctx_kind { MRAIL_CTX_RX, MRAIL_CTX_TX, MRAIL_CTX_READ };
@@ -253,6 +258,9 @@ struct mrail_ep {
 	struct mrail_av *av;
 	struct mrail_cq *tx_cq, *rx_cq;
 	bool tx_selective, rx_selective;	/* FI_SELECTIVE_COMPLETION */
+	/* Flags of the calls that take none (fi_send, fi_recv...): the
+	 * tx/rx attributes' op_flags, changed with FI_SETOPSFLAG. */
+	uint64_t tx_op_flags, rx_op_flags;
 	uint64_t caps;
 	bool enabled;
 	size_t rail_count;

@@ -5,6 +5,7 @@
  */
 #include "mrail.h"
 
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -214,17 +215,62 @@ static int ep_enable(struct mrail_ep *ep)
 	return 0;
 }
 
+/*
+ * FI_GETOPSFLAG and FI_SETOPSFLAG: *flags names FI_TRANSMIT or FI_RECV (one
+ * of them) and, for SET, the new defaults of that side's calls.
+ */
+static int ep_ops_flags(struct mrail_ep *ep, int command, uint64_t *flags)
+{
+	uint64_t side, *op_flags, allowed;
+
+	if (!flags)
+		return -FI_EINVAL;
+	side = *flags & (FI_TRANSMIT | FI_RECV);
+	if (side == FI_TRANSMIT) {
+		op_flags = &ep->tx_op_flags;
+		allowed = MRAIL_TX_OP_FLAGS;
+	} else if (side == FI_RECV) {
+		op_flags = &ep->rx_op_flags;
+		allowed = MRAIL_RX_OP_FLAGS;
+	} else {
+		MRAIL_WARN(FI_LOG_EP_CTRL, "FI_GETOPSFLAG/FI_SETOPSFLAG need "
+			   "exactly one of FI_TRANSMIT and FI_RECV\n");
+		return -FI_EINVAL;
+	}
+	if (command == FI_GETOPSFLAG) {
+		*flags = side | *op_flags;
+		return 0;
+	}
+	if (*flags & ~(side | allowed)) {
+		MRAIL_WARN(FI_LOG_EP_CTRL, "FI_SETOPSFLAG: flags 0x%" PRIx64
+			   " are not operation flags mrail supports\n",
+			   *flags & ~(side | allowed));
+		return -FI_EBADFLAGS;
+	}
+	*op_flags = *flags & allowed;
+	return 0;
+}
+
 static int mrail_ep_control(struct fid *fid, int command, void *arg)
 {
 	struct mrail_ep *ep = container_of(fid, struct mrail_ep, ep_fid.fid);
 	int ret;
 
-	if (command != FI_ENABLE)
+	switch (command) {
+	case FI_ENABLE:
+		pthread_mutex_lock(&ep->domain->lock);
+		ret = ep->enabled ? 0 : ep_enable(ep);
+		pthread_mutex_unlock(&ep->domain->lock);
+		return ret;
+	case FI_GETOPSFLAG:
+	case FI_SETOPSFLAG:
+		pthread_mutex_lock(&ep->domain->lock);
+		ret = ep_ops_flags(ep, command, arg);
+		pthread_mutex_unlock(&ep->domain->lock);
+		return ret;
+	default:
 		return -FI_ENOSYS;
-	pthread_mutex_lock(&ep->domain->lock);
-	ret = ep->enabled ? 0 : ep_enable(ep);
-	pthread_mutex_unlock(&ep->domain->lock);
-	return ret;
+	}
 }
 
 static int ep_bind_cq(struct mrail_ep *ep, struct mrail_cq *cq, uint64_t flags)
@@ -390,6 +436,8 @@ int mrail_ep_open(struct fid_domain *domain_fid, struct fi_info *info,
 		return -FI_ENOMEM;
 	ep->domain = domain;
 	ep->caps = info->caps;
+	ep->tx_op_flags = info->tx_attr ? info->tx_attr->op_flags & MRAIL_TX_OP_FLAGS : 0;
+	ep->rx_op_flags = info->rx_attr ? info->rx_attr->op_flags & MRAIL_RX_OP_FLAGS : 0;
 	ep->rail_count = domain->fabric->rails.count;
 	ep->limits.max_eager = MRAIL_EAGER_MAX;
 	ep->limits.max_msg = MRAIL_MAX_MSG;

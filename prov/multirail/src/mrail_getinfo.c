@@ -182,7 +182,11 @@ static int info_from_railset(const struct mrail_railset *set,
 	info->ep_attr->mem_tag_format = MRAIL_TAG_FORMAT;
 
 	info->domain_attr->name = mrail_railset_join_names(set, false);
-	info->domain_attr->threading = FI_THREAD_SAFE;
+	/* mrail serialises every object on its domain lock, which serves any
+	 * threading level: the one asked for is the one offered. */
+	info->domain_attr->threading = hints && hints->domain_attr &&
+				       hints->domain_attr->threading ?
+				       hints->domain_attr->threading : FI_THREAD_SAFE;
 	info->domain_attr->control_progress = FI_PROGRESS_MANUAL;
 	info->domain_attr->data_progress = FI_PROGRESS_MANUAL;
 	info->domain_attr->resource_mgmt = FI_RM_ENABLED;
@@ -191,6 +195,11 @@ static int info_from_railset(const struct mrail_railset *set,
 	info->domain_attr->cq_data_size = sizeof(uint64_t);
 	info->tx_attr->caps = info->caps;
 	info->rx_attr->caps = info->caps;
+	/* Defaults of fi_send, fi_recv...: what was asked, where supported. */
+	if (hints && hints->tx_attr)
+		info->tx_attr->op_flags = hints->tx_attr->op_flags & MRAIL_TX_OP_FLAGS;
+	if (hints && hints->rx_attr)
+		info->rx_attr->op_flags = hints->rx_attr->op_flags & MRAIL_RX_OP_FLAGS;
 	info_limit_to_rails(set, info);
 	/* Eager messages are copied into mrail's own buffers, larger ones go
 	 * by rendezvous: these limits are mrail's, whatever the rails allow. */

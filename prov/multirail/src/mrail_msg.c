@@ -92,6 +92,10 @@ static void deliver_in_order(struct mrail_ep *ep, struct mrail_rx_msg *msg)
 	struct mrail_match_queue *queue = msg->tagged ? &ep->tag_queue : &ep->msg_queue;
 	struct mrail_match_item *recv;
 
+	/* Taken in order, matched or buffered: that is delivery complete
+	 * for a sender that asked for it (fi_cq(3)). */
+	if (msg->ack_req)
+		mrail_rdv_ack_sender(ep, msg->item.src, msg->req_id, 0);
 	recv = mrail_match_arrive(queue, &msg->item);
 	if (recv)
 		mrail_recv_complete(ep, container_of(recv, struct mrail_recv, item), msg);
@@ -169,6 +173,9 @@ static struct mrail_rx_msg *rx_msg_from_wire(struct mrail_ep *ep,
 	msg->has_data = hdr->flags & MRAIL_WIRE_F_CQ_DATA;
 	msg->data = hdr->cq_data;
 	msg->rdv = rdv;
+	msg->ack_req = hdr->flags & MRAIL_WIRE_F_ACK_REQ;
+	if (msg->ack_req)
+		msg->req_id = hdr->req_id;
 	if (rdv) {
 		msg->rts = rts;
 		msg->req_id = hdr->req_id;
@@ -377,13 +384,16 @@ ssize_t mrail_tx_buf_send(struct mrail_ep *ep, struct mrail_rail_buf *buf,
 	return ret;
 }
 
+/* acked: FI_DELIVERY_COMPLETE, the user completion waits for an ACK. */
 static ssize_t send_eager(struct mrail_ep *ep, const struct iovec *iov, size_t count,
 			  fi_addr_t dest, struct mrail_wire_hdr *hdr,
-			  const struct mrail_cq_entry *user, bool complete_user)
+			  const struct mrail_cq_entry *user, bool complete_user,
+			  bool acked)
 {
 	struct mrail_av_peer *peer = mrail_av_get_peer(ep->av, dest);
 	size_t i, off = MRAIL_WIRE_HDR_LEN;
 	struct mrail_rail_buf *buf;
+	uint64_t req_id = 0;
 	ssize_t ret;
 
 	buf = mrail_tx_buf_get(ep);
@@ -391,14 +401,27 @@ static ssize_t send_eager(struct mrail_ep *ep, const struct iovec *iov, size_t c
 		mrail_ep_progress(ep);
 		return -FI_EAGAIN;
 	}
+	if (acked) {
+		req_id = mrail_ack_wait_add(ep, dest, user, complete_user);
+		if (!req_id) {
+			mrail_tx_buf_put(ep, buf);
+			return -FI_ENOMEM;
+		}
+		hdr->flags |= MRAIL_WIRE_F_ACK_REQ;
+		hdr->req_id = req_id;
+	}
 	mrail_wire_hdr_encode(hdr, buf->data, MRAIL_WIRE_HDR_LEN);
 	for (i = 0; i < count; i++) {
 		memcpy(buf->data + off, iov[i].iov_base, iov[i].iov_len);
 		off += iov[i].iov_len;
 	}
-	buf->complete_user = complete_user;
+	/* An acked send completes from the ACK, or from a failed send. */
+	buf->complete_user = complete_user && !acked;
+	buf->rdv_req_id = req_id;
 	buf->user = *user;
 	ret = mrail_tx_buf_send(ep, buf, off, peer);
+	if (ret && req_id)
+		mrail_ack_wait_cancel(ep, req_id);
 	if (ret == -FI_EAGAIN)
 		mrail_ep_progress(ep);
 	return ret;
@@ -439,7 +462,8 @@ ssize_t mrail_send_common(struct mrail_ep *ep, const struct iovec *iov, size_t c
 	hdr.seq = ep->tx_seq[dest];
 	if (hdr.op == MRAIL_OP_EAGER) {
 		hdr.payload_len = (uint32_t) len;
-		ret = send_eager(ep, iov, count, dest, &hdr, &user, complete_user);
+		ret = send_eager(ep, iov, count, dest, &hdr, &user, complete_user,
+				 !inject && (flags & FI_DELIVERY_COMPLETE));
 	} else {
 		ret = mrail_rdv_send(ep, iov, count, dest, &hdr, &user, complete_user);
 	}
@@ -486,14 +510,14 @@ static ssize_t mrail_recv(struct fid_ep *ep, void *buf, size_t len, void *desc,
 {
 	struct iovec iov = { .iov_base = buf, .iov_len = len };
 
-	return mrail_post_recv(EP(ep), &iov, 1, src, 0, 0, context, FI_COMPLETION,
-			       false);
+	return mrail_post_recv(EP(ep), &iov, 1, src, 0, 0, context,
+			       EP(ep)->rx_op_flags, false);
 }
 
 static ssize_t mrail_recvv(struct fid_ep *ep, const struct iovec *iov, void **desc,
 			   size_t count, fi_addr_t src, void *context)
 {
-	return mrail_post_recv(EP(ep), iov, count, src, 0, 0, context, FI_COMPLETION,
+	return mrail_post_recv(EP(ep), iov, count, src, 0, 0, context, EP(ep)->rx_op_flags,
 			       false);
 }
 
@@ -509,15 +533,15 @@ static ssize_t mrail_send(struct fid_ep *ep, const void *buf, size_t len, void *
 {
 	struct iovec iov = { .iov_base = (void *) buf, .iov_len = len };
 
-	return mrail_send_common(EP(ep), &iov, 1, dest, 0, 0, context, FI_COMPLETION,
-				 false, false);
+	return mrail_send_common(EP(ep), &iov, 1, dest, 0, 0, context,
+				 EP(ep)->tx_op_flags, false, false);
 }
 
 static ssize_t mrail_sendv(struct fid_ep *ep, const struct iovec *iov, void **desc,
 			   size_t count, fi_addr_t dest, void *context)
 {
 	return mrail_send_common(EP(ep), iov, count, dest, 0, 0, context,
-				 FI_COMPLETION, false, false);
+				 EP(ep)->tx_op_flags, false, false);
 }
 
 static ssize_t mrail_sendmsg(struct fid_ep *ep, const struct fi_msg *msg,
@@ -542,7 +566,7 @@ static ssize_t mrail_senddata(struct fid_ep *ep, const void *buf, size_t len,
 	struct iovec iov = { .iov_base = (void *) buf, .iov_len = len };
 
 	return mrail_send_common(EP(ep), &iov, 1, dest, 0, data, context,
-				 FI_COMPLETION | FI_REMOTE_CQ_DATA, false, false);
+				 EP(ep)->tx_op_flags | FI_REMOTE_CQ_DATA, false, false);
 }
 
 static ssize_t mrail_injectdata(struct fid_ep *ep, const void *buf, size_t len,

@@ -18,7 +18,8 @@ struct mrail_rx_msg {
 	uint64_t data;
 	size_t len;		/* the message's length */
 	bool rdv;
-	uint64_t req_id;	/* rendezvous: the sender's request */
+	bool ack_req;		/* eager: the sender waits for an ACK */
+	uint64_t req_id;	/* rendezvous or ack_req: the sender's request */
 	struct mrail_wire_rts rts;
 	uint8_t payload[];	/* eager: len bytes */
 };
@@ -84,6 +85,12 @@ void mrail_rdv_ack_sender(struct mrail_ep *ep, fi_addr_t peer, uint64_t req_id,
 			  int32_t status);
 /* A rendezvous send failed before its ACK (its RTS could not be sent). */
 void mrail_rdv_send_failed(struct mrail_ep *ep, uint64_t req_id, int err);
+/* An eager send whose completion waits for the receiver's ACK
+ * (FI_DELIVERY_COMPLETE): its request id, or 0 when out of memory. Cancel
+ * drops it again when the send could not be posted. */
+uint64_t mrail_ack_wait_add(struct mrail_ep *ep, fi_addr_t dest,
+			    const struct mrail_cq_entry *user, bool complete_user);
+void mrail_ack_wait_cancel(struct mrail_ep *ep, uint64_t req_id);
 void mrail_rdv_flush(struct mrail_ep *ep);
 
 #endif /* MRAIL_MSG_H */

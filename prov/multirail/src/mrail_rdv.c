@@ -200,6 +200,37 @@ err_buf:
 	return ret;
 }
 
+/*
+ * FI_DELIVERY_COMPLETE on an eager send: its completion waits for the
+ * receiver's ACK like a rendezvous send's does, in the same table, with no
+ * memory registered.
+ */
+uint64_t mrail_ack_wait_add(struct mrail_ep *ep, fi_addr_t dest,
+			    const struct mrail_cq_entry *user, bool complete_user)
+{
+	struct mrail_rdv_send *wait = calloc(1, sizeof(*wait));
+
+	if (!wait)
+		return 0;
+	wait->req_id = ++ep->next_req_id;
+	wait->peer = dest;
+	wait->user = *user;
+	wait->complete_user = complete_user;
+	HASH_ADD(hh, ep->rdv_sends, req_id, sizeof(wait->req_id), wait);
+	return wait->req_id;
+}
+
+void mrail_ack_wait_cancel(struct mrail_ep *ep, uint64_t req_id)
+{
+	struct mrail_rdv_send *wait;
+
+	HASH_FIND(hh, ep->rdv_sends, &req_id, sizeof(req_id), wait);
+	if (!wait)
+		return;
+	HASH_DEL(ep->rdv_sends, wait);
+	rdv_send_release(ep, wait);
+}
+
 void mrail_rdv_send_failed(struct mrail_ep *ep, uint64_t req_id, int err)
 {
 	struct mrail_rdv_send *rdv;
@@ -230,15 +261,15 @@ void mrail_rdv_handle_ack(struct mrail_ep *ep, size_t rail, fi_addr_t peer,
 	HASH_FIND(hh, ep->rdv_sends, &hdr->req_id, sizeof(hdr->req_id), rdv);
 	if (!rdv || rdv->peer != peer) {
 		snprintf(err, sizeof(err), "ACK from peer %" PRIu64 " for request %"
-			 PRIu64 ", which is not a rendezvous sent to it",
+			 PRIu64 ", which is no send to it waiting for one",
 			 (uint64_t) peer, hdr->req_id);
 		mrail_rx_report_bad_message(ep, rail, err);
 		return;
 	}
 	HASH_DEL(ep->rdv_sends, rdv);
 	if (status) {
-		MRAIL_WARN(FI_LOG_EP_DATA, "peer %" PRIu64 " could not read a "
-			   "rendezvous message: %s\n", (uint64_t) peer,
+		MRAIL_WARN(FI_LOG_EP_DATA, "peer %" PRIu64 " could not take a "
+			   "message: %s\n", (uint64_t) peer,
 			   fi_strerror(-status));
 		rdv->user.err = -status;
 		rdv->user.prov_errno = status;

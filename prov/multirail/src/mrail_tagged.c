@@ -127,7 +127,7 @@ static ssize_t mrail_trecv(struct fid_ep *ep, void *buf, size_t len, void *desc,
 	struct iovec iov = { .iov_base = buf, .iov_len = len };
 
 	return mrail_post_recv(EP(ep), &iov, 1, src, tag, ignore, context,
-			       FI_COMPLETION, true);
+			       EP(ep)->rx_op_flags, true);
 }
 
 static ssize_t mrail_trecvv(struct fid_ep *ep, const struct iovec *iov, void **desc,
@@ -135,7 +135,7 @@ static ssize_t mrail_trecvv(struct fid_ep *ep, const struct iovec *iov, void **d
 			    uint64_t ignore, void *context)
 {
 	return mrail_post_recv(EP(ep), iov, count, src, tag, ignore, context,
-			       FI_COMPLETION, true);
+			       EP(ep)->rx_op_flags, true);
 }
 
 static ssize_t mrail_tsend(struct fid_ep *ep, const void *buf, size_t len, void *desc,
@@ -144,14 +144,14 @@ static ssize_t mrail_tsend(struct fid_ep *ep, const void *buf, size_t len, void 
 	struct iovec iov = { .iov_base = (void *) buf, .iov_len = len };
 
 	return mrail_send_common(EP(ep), &iov, 1, dest, tag, 0, context,
-				 FI_COMPLETION, true, false);
+				 EP(ep)->tx_op_flags, true, false);
 }
 
 static ssize_t mrail_tsendv(struct fid_ep *ep, const struct iovec *iov, void **desc,
 			    size_t count, fi_addr_t dest, uint64_t tag, void *context)
 {
 	return mrail_send_common(EP(ep), iov, count, dest, tag, 0, context,
-				 FI_COMPLETION, true, false);
+				 EP(ep)->tx_op_flags, true, false);
 }
 
 static ssize_t mrail_tsendmsg(struct fid_ep *ep, const struct fi_msg_tagged *msg,
@@ -177,7 +177,7 @@ static ssize_t mrail_tsenddata(struct fid_ep *ep, const void *buf, size_t len,
 	struct iovec iov = { .iov_base = (void *) buf, .iov_len = len };
 
 	return mrail_send_common(EP(ep), &iov, 1, dest, tag, data, context,
-				 FI_COMPLETION | FI_REMOTE_CQ_DATA, true, false);
+				 EP(ep)->tx_op_flags | FI_REMOTE_CQ_DATA, true, false);
 }
 
 static ssize_t mrail_tinjectdata(struct fid_ep *ep, const void *buf, size_t len,
