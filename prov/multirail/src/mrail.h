@@ -314,6 +314,8 @@ struct mrail_ep {
 	struct mrail_cntr *send_cntr, *recv_cntr, *read_cntr, *write_cntr;
 	struct mrail_cntr *rread_cntr, *rwrite_cntr;
 	struct mrail_ep *dom_prev, *dom_next;	/* domain->eps */
+	/* FI_PROGRESS_AUTO: rails whose CQ has no fd (ofi_rxd's), polled. */
+	bool rail_cq_polled[MRAIL_MAX_RAILS];
 };
 
 int mrail_ep_open(struct fid_domain *domain, struct fi_info *info,

@@ -17,6 +17,9 @@
  * and ofi_rxd retransmits from timers. So a sleep is bounded: it starts at
  * 1 ms after activity and doubles up to MRAIL_PROGRESS_IDLE_MS, which keeps
  * first messages quick and an idle process at a few wakeups a second.
+ * A rail whose CQ has no fd at all (ofi_rxd's CQs answer FI_GETWAIT with
+ * -FI_ENOSYS) can only be polled: while one is open, sleeps last
+ * MRAIL_PROGRESS_POLL_MS, a few per cent of a core at most.
  */
 #include "mrail.h"
 
@@ -28,6 +31,8 @@
 
 /* The longest sleep of an idle thread (ms). */
 #define MRAIL_PROGRESS_IDLE_MS 128
+/* The longest sleep while a rail CQ without an fd is open (ms). */
+#define MRAIL_PROGRESS_POLL_MS 1
 /* Rounds that found nothing while a rail refused fi_trywait, before the
  * thread naps anyway (1 ms) rather than spin. */
 #define MRAIL_PROGRESS_REFUSALS 16
@@ -38,6 +43,7 @@ struct mrail_progress {
 	int wake_fd;		/* eventfd: posts and close wake the thread */
 	bool stop;
 	bool asleep;		/* in epoll_wait (or about to be), lock released */
+	size_t polled;		/* rail CQs without an fd */
 };
 
 /* Whether every rail CQ of every endpoint may be slept on: fi_trywait
@@ -51,6 +57,8 @@ static bool progress_may_sleep(struct mrail_domain *domain)
 
 	DL_FOREACH2(domain->eps, ep, dom_next) {
 		for (rail = 0; rail < ep->rail_count; rail++) {
+			if (ep->rail_cq_polled[rail])
+				continue;
 			fid = &ep->rail_cqs[rail]->fid;
 			if (fi_trywait(fabric->rail_fabrics[rail], &fid, 1))
 				return false;
@@ -107,7 +115,8 @@ static void *progress_run(void *arg)
 			continue;
 		}
 		refusals = 0;
-		progress_sleep(domain, idle_ms);
+		progress_sleep(domain, pg->polled && idle_ms > MRAIL_PROGRESS_POLL_MS ?
+				       MRAIL_PROGRESS_POLL_MS : idle_ms);
 		if (idle_ms < MRAIL_PROGRESS_IDLE_MS)
 			idle_ms *= 2;
 	}
@@ -140,8 +149,12 @@ static void ep_unwatch(struct mrail_progress *pg, struct mrail_ep *ep, size_t ra
 	int fd;
 
 	for (rail = 0; rail < rails; rail++) {
-		if (!fi_control(&ep->rail_cqs[rail]->fid, FI_GETWAIT, &fd))
+		if (ep->rail_cq_polled[rail]) {
+			ep->rail_cq_polled[rail] = false;
+			pg->polled--;
+		} else if (!fi_control(&ep->rail_cqs[rail]->fid, FI_GETWAIT, &fd)) {
 			(void) epoll_ctl(pg->epfd, EPOLL_CTL_DEL, fd, NULL);
+		}
 	}
 }
 
@@ -157,13 +170,20 @@ int mrail_progress_add_ep(struct mrail_domain *domain, struct mrail_ep *ep)
 	}
 	for (rail = 0; rail < ep->rail_count; rail++) {
 		ret = fi_control(&ep->rail_cqs[rail]->fid, FI_GETWAIT, &fd);
-		if (!ret)
-			ret = progress_watch(pg, fd);
+		if (ret) {
+			MRAIL_INFO(FI_LOG_EP_CTRL, "rail %zu: its CQ has no fd to "
+				   "sleep on (%s): the progress thread polls it "
+				   "every %d ms\n", rail + 1, fi_strerror(-ret),
+				   MRAIL_PROGRESS_POLL_MS);
+			ep->rail_cq_polled[rail] = true;
+			pg->polled++;
+			continue;
+		}
+		ret = progress_watch(pg, fd);
 		if (ret) {
 			MRAIL_WARN(FI_LOG_EP_CTRL, "rail %zu: the progress thread "
-				   "cannot wait on its CQ: %s; does its provider "
-				   "support FI_WAIT_FD CQs? Use FI_PROGRESS_MANUAL "
-				   "otherwise\n", rail + 1, fi_strerror(-ret));
+				   "cannot wait on its CQ's fd: %s\n", rail + 1,
+				   fi_strerror(-ret));
 			ep_unwatch(pg, ep, rail);
 			return ret;
 		}
