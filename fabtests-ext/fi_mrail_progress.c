@@ -17,6 +17,7 @@
  *   Then both sit idle (asleep, then in a timed-out fi_cntr_wait) and
  *   report the CPU time the process used meanwhile, which must stay under
  *   IDLE_CPU_PERCENT of the idle time (a spinning thread takes all of it).
+ *   In between, a second round the server waits for in fi_cq_sread only.
  * manual: the auto sequence under manual progress, the control: the fd must
  *   not be readable after the sleep, since nothing progressed.
  *
@@ -550,6 +551,8 @@ static void counters_client(struct session *s)
 /* ---- auto (and its manual control) ---- */
 
 #define AUTO_MSGS (N_EAGER + N_RDV)
+/* The second round, which the server only waits for in fi_cq_sread. */
+#define SREAD_MSGS 3
 
 static size_t auto_len(size_t i)
 {
@@ -592,6 +595,48 @@ static void idle_check(struct session *s)
 		      cpu / 1e6, wall / 1e6);
 }
 
+/* The server's second round: it sleeps in fi_cq_sread only. */
+static void sread_round(struct session *s)
+{
+	struct fi_cq_msg_entry entries[16];
+	int64_t deadline = mono_ns(CLOCK_MONOTONIC) + (int64_t) WAIT_MS * 1000000;
+	uint8_t *bufs[SREAD_MSGS];
+	size_t i, got = 0;
+	ssize_t n;
+	long bad;
+	int ret;
+
+	/* Round one's entries: exactly one per receive. */
+	while ((n = fi_cq_read(s->rx_cq, entries, 16)) > 0)
+		got += (size_t) n;
+	check(got == AUTO_MSGS && n == -FI_EAGAIN, "receive CQ: one entry per receive",
+	      "%zu entries (want %d), then %s", got, AUTO_MSGS, fi_strerror((int) -n));
+	for (i = 0; i < SREAD_MSGS; i++) {
+		bufs[i] = make_buf(auto_len(i + 2), 100 + i, false);
+		ret = (int) fi_recv(s->ep, bufs[i], auto_len(i + 2), NULL,
+				    FI_ADDR_UNSPEC, bufs[i]);
+		if (ret)
+			die("fi_recv", ret);
+	}
+	oob_sync();	/* round two's receives posted */
+	got = 0;
+	while (got < SREAD_MSGS && mono_ns(CLOCK_MONOTONIC) < deadline) {
+		n = fi_cq_sread(s->rx_cq, entries, 16, NULL, 1000);
+		if (n > 0)
+			got += (size_t) n;
+		else if (n != -FI_EAGAIN)
+			break;
+	}
+	check(got == SREAD_MSGS, "every receive completes while the server sleeps "
+	      "in fi_cq_sread", "%zu of %d", got, SREAD_MSGS);
+	for (i = 0; i < SREAD_MSGS; i++) {
+		bad = mismatch(bufs[i], auto_len(i + 2), 100 + i);
+		check(bad < 0, "received data, byte for byte", "message %zu: byte %ld",
+		      100 + i, bad);
+		free(bufs[i]);
+	}
+}
+
 static void auto_server(struct session *s)
 {
 	uint8_t *bufs[AUTO_MSGS];
@@ -621,6 +666,7 @@ static void auto_server(struct session *s)
 		      i, bad);
 		free(bufs[i]);
 	}
+	sread_round(s);
 	oob_sync();	/* the client saw its count */
 	idle_check(s);
 	oob_sync();
@@ -661,6 +707,20 @@ static void auto_client(struct session *s)
 	      "send counter: every send counted once", "wait: %s, value %llu",
 	      fi_strerror(-ret), (unsigned long long) value);
 	for (i = 0; i < AUTO_MSGS; i++)
+		free(bufs[i]);
+
+	/* Round two: the server waits in fi_cq_sread. */
+	for (i = 0; i < SREAD_MSGS; i++)
+		bufs[i] = make_buf(auto_len(i + 2), 100 + i, true);
+	oob_sync();
+	for (i = 0; i < SREAD_MSGS; i++)
+		post_send(s, bufs[i], auto_len(i + 2), bufs[i], FI_COMPLETION, false);
+	ret = fi_cntr_wait(s->send_cntr, AUTO_MSGS + SREAD_MSGS, WAIT_MS);
+	value = fi_cntr_read(s->send_cntr);
+	check(ret == 0 && value == AUTO_MSGS + SREAD_MSGS,
+	      "send counter: round two counted", "wait: %s, value %llu",
+	      fi_strerror(-ret), (unsigned long long) value);
+	for (i = 0; i < SREAD_MSGS; i++)
 		free(bufs[i]);
 	oob_sync();
 	idle_check(s);
