@@ -326,8 +326,9 @@ static void ep_detach_cntrs(struct mrail_ep *ep)
 			seen = seen || *ep_cntr_slot(ep, j) == cntr;
 		if (cntr && !seen)
 			mrail_cntr_detach_ep(cntr, ep);
-		*ep_cntr_slot(ep, i) = NULL;
 	}
+	for (i = 0; i < EP_CNTR_SLOTS; i++)
+		*ep_cntr_slot(ep, i) = NULL;
 }
 
 static int mrail_ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
