@@ -15,8 +15,9 @@
  * Some rail work makes no fd readable: ofi_rxm's connection handshake runs
  * on an event queue that is not part of its CQ's wait set in manual mode,
  * and ofi_rxd retransmits from timers. So a sleep is bounded: it starts at
- * 1 ms after activity and doubles up to MRAIL_PROGRESS_IDLE_MS, which keeps
- * first messages quick and an idle process at a few wakeups a second.
+ * 1 ms after activity or a post and doubles up to MRAIL_PROGRESS_IDLE_MS,
+ * which keeps first messages quick and an idle process at a few wakeups a
+ * second.
  * A rail whose CQ has no fd at all (ofi_rxd's CQs answer FI_GETWAIT with
  * -FI_ENOSYS) can only be polled: while one is open, sleeps last
  * MRAIL_PROGRESS_POLL_MS, a few per cent of a core at most.
@@ -67,19 +68,22 @@ static bool progress_may_sleep(struct mrail_domain *domain)
 	return true;
 }
 
-/* Releases the lock for timeout ms at most, asleep on the epoll set. */
-static void progress_sleep(struct mrail_domain *domain, int timeout)
+/* Releases the lock for timeout ms at most, asleep on the epoll set.
+ * Returns whether the application woke it (new work, or close). */
+static bool progress_sleep(struct mrail_domain *domain, int timeout)
 {
 	struct mrail_progress *pg = domain->progress;
 	struct epoll_event events[16];
 	eventfd_t value;
+	bool kicked;
 
 	pg->asleep = true;
 	pthread_mutex_unlock(&domain->lock);
 	(void) epoll_wait(pg->epfd, events, 16, timeout);
-	(void) eventfd_read(pg->wake_fd, &value);
+	kicked = !eventfd_read(pg->wake_fd, &value);
 	pthread_mutex_lock(&domain->lock);
 	pg->asleep = false;
+	return kicked;
 }
 
 static void *progress_run(void *arg)
@@ -115,9 +119,12 @@ static void *progress_run(void *arg)
 			continue;
 		}
 		refusals = 0;
-		progress_sleep(domain, pg->polled && idle_ms > MRAIL_PROGRESS_POLL_MS ?
-				       MRAIL_PROGRESS_POLL_MS : idle_ms);
-		if (idle_ms < MRAIL_PROGRESS_IDLE_MS)
+		/* New work starts the short sleeps again: what it sets off on
+		 * a rail (a connection handshake) may announce itself on no fd. */
+		if (progress_sleep(domain, pg->polled && idle_ms > MRAIL_PROGRESS_POLL_MS ?
+					   MRAIL_PROGRESS_POLL_MS : idle_ms))
+			idle_ms = 1;
+		else if (idle_ms < MRAIL_PROGRESS_IDLE_MS)
 			idle_ms *= 2;
 	}
 	pthread_mutex_unlock(&domain->lock);
