@@ -26,6 +26,7 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,6 +52,8 @@ static unsigned checks, failures;
 /* -R: a rail's own send completion may wait for the peer (udp;ofi_rxd
  * acknowledges at its level), so the control is reported, not checked. */
 static bool peer_paced_rails;
+/* -t: everything runs on a thread this program starts, not on main. */
+static bool on_thread;
 
 static void check(bool ok, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
@@ -354,30 +357,65 @@ static int run_cases(struct bench *b, bool tagged)
 
 static void usage(const char *argv0)
 {
-	fprintf(stderr, "usage: %s [-p PROV] [-E PORT] [-T] [-R] [SERVER_ADDR]\n"
+	fprintf(stderr, "usage: %s [-p PROV] [-E PORT] [-T] [-R] [-t] [SERVER_ADDR]\n"
 		"Checks FI_GETOPSFLAG/FI_SETOPSFLAG and FI_DELIVERY_COMPLETE.\n"
 		"  -p PROV  provider (default mrail)\n"
 		"  -E PORT  TCP port of the control connection\n"
 		"  -T       tagged messages (fi_tsendmsg/fi_trecv)\n"
 		"  -R       rails whose own send completions wait for the peer\n"
-		"           (udp;ofi_rxd): report the control send, do not check it\n",
+		"           (udp;ofi_rxd): report the control send, do not check it\n"
+		"  -t       do everything from a thread the program starts (libfabric\n"
+		"           is never called from the main thread)\n",
 		argv0);
+}
+
+struct run {
+	struct bench_opts opts;
+	int ret;
+};
+
+static void *run_all(void *arg)
+{
+	struct run *run = arg;
+	struct bench b = { .prog = OF_PROG };
+	char tool_options[32];
+	int ret;
+
+	snprintf(tool_options, sizeof(tool_options), "opflags%s%s",
+		 peer_paced_rails ? " -R" : "", on_thread ? " -t" : "");
+	ret = bench_open(&b, &run->opts, tool_options);
+	if (ret) {
+		run->ret = 1;
+		return NULL;
+	}
+	check_ops_flags(&b);
+	ret = run_cases(&b, run->opts.tagged);
+	if (ret)
+		check(false, "the run stopped early: %s", fi_strerror(-ret));
+	bench_close(&b);
+	run->ret = 0;
+	return NULL;
 }
 
 int main(int argc, char **argv)
 {
-	struct bench b = { .prog = OF_PROG };
+	struct run run = { 0 };
 	struct bench_opts o;
+	pthread_t thread;
 	int opt, ret;
 
 	bench_opts_init(&o, "8", OF_DEFAULT_PORT);
-	while ((opt = getopt(argc, argv, "p:E:TRh")) != -1) {
+	while ((opt = getopt(argc, argv, "p:E:TRth")) != -1) {
 		if (opt == 'h') {
 			usage(argv[0]);
 			return 0;
 		}
 		if (opt == 'R') {
 			peer_paced_rails = true;
+			continue;
+		}
+		if (opt == 't') {
+			on_thread = true;
 			continue;
 		}
 		ret = bench_parse_opt(&o, opt, optarg);
@@ -392,14 +430,20 @@ int main(int argc, char **argv)
 		usage(argv[0]);
 		return 2;
 	}
-	ret = bench_open(&b, &o, peer_paced_rails ? "opflags -R" : "opflags");
-	if (ret)
+	run.opts = o;
+	if (on_thread) {
+		ret = pthread_create(&thread, NULL, run_all, &run);
+		if (ret) {
+			fprintf(stderr, "%s: pthread_create: %s\n", OF_PROG,
+				strerror(ret));
+			return 1;
+		}
+		pthread_join(thread, NULL);
+	} else {
+		run_all(&run);
+	}
+	if (run.ret)
 		return 1;
-	check_ops_flags(&b);
-	ret = run_cases(&b, o.tagged);
-	if (ret)
-		check(false, "the run stopped early: %s", fi_strerror(-ret));
-	bench_close(&b);
 	printf("%s: %u of %u checks passed\n", OF_PROG, checks - failures, checks);
 	return failures ? 1 : 0;
 }

@@ -65,6 +65,9 @@ struct mrail_corelib {
 	struct fi_info *(*dupinfo)(const struct fi_info *info);
 	int (*fabric)(struct fi_fabric_attr *attr, struct fid_fabric **fabric,
 		      void *context);
+	/* Prepares a thread mrail starts to call into the private copy (its
+	 * libc's per-thread state), or NULL when nothing is needed. */
+	void (*thread_init)(void);
 	bool is_private;
 };
 
@@ -119,6 +122,11 @@ struct mrail_domain {
 	struct mrail_addr local_addr;	/* what peers' addresses must match */
 	pthread_mutex_t lock;		/* FI_THREAD_SAFE: guards every object */
 	size_t refs;			/* AVs and other objects open on it */
+	/* FI_PROGRESS_AUTO: a thread (mrail_progress.c) drives the enabled
+	 * endpoints, and the rails' CQs have fds it sleeps on. */
+	bool progress_auto;
+	struct mrail_progress *progress;	/* the thread, or NULL */
+	struct mrail_ep *eps;		/* enabled endpoints (dom_prev/next) */
 };
 
 /* One peer in an AV: its address and where each rail's AV put it. */
@@ -181,8 +189,29 @@ int mrail_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
 int mrail_cq_write(struct mrail_cq *cq, const struct mrail_cq_entry *entry);
 int mrail_cq_attach_ep(struct mrail_cq *cq, struct mrail_ep *ep);
 void mrail_cq_detach_ep(struct mrail_cq *cq, struct mrail_ep *ep);
-/* Drives every rail of ep once (caller holds the domain lock). */
-void mrail_ep_progress(struct mrail_ep *ep);
+/* Drives every rail of ep once (caller holds the domain lock); returns
+ * how many rail completions it handled (0: the rails were idle). */
+size_t mrail_ep_progress(struct mrail_ep *ep);
+/*
+ * The one way a user operation completes: the counter bound for its kind
+ * (entry->flags: FI_SEND, FI_RECV, FI_READ, FI_WRITE) counts it, success
+ * or error, whatever FI_SELECTIVE_COMPLETION says; the CQ gets the entry
+ * when report is true or the operation failed. Caller holds the lock.
+ */
+void mrail_user_complete(struct mrail_ep *ep, const struct mrail_cq_entry *entry,
+			 bool report);
+
+/*
+ * FI_PROGRESS_AUTO (mrail_progress.c). Caller holds the domain lock, except
+ * for start and stop. add_ep and remove_ep keep the domain's list of
+ * enabled endpoints in every mode; kick wakes a sleeping thread after the
+ * application posted work (a no-op in manual mode or when it is awake).
+ */
+int mrail_progress_start(struct mrail_domain *domain);
+void mrail_progress_stop(struct mrail_domain *domain);
+int mrail_progress_add_ep(struct mrail_domain *domain, struct mrail_ep *ep);
+void mrail_progress_remove_ep(struct mrail_domain *domain, struct mrail_ep *ep);
+void mrail_progress_kick(struct mrail_domain *domain);
 
 /*
  * A rail message is one bounce buffer: the header and at most
@@ -226,6 +255,7 @@ struct mrail_rail_ctx {
 	size_t rail;
 };
 
+struct mrail_cntr;
 struct mrail_rdv_send;
 struct mrail_rdv_recv;
 struct mrail_pending_ack;
@@ -287,6 +317,13 @@ struct mrail_ep {
 	struct mrail_rdv_recv *rdv_recvs;
 	struct mrail_pending_ack *pending_acks;	/* waiting for a buffer */
 	size_t next_stripe_rail;
+	/* fi_ep_bind of counters: each counts completed user operations of
+	 * its kind. The remote ones wait for an RMA target path. */
+	struct mrail_cntr *send_cntr, *recv_cntr, *read_cntr, *write_cntr;
+	struct mrail_cntr *rread_cntr, *rwrite_cntr;
+	struct mrail_ep *dom_prev, *dom_next;	/* domain->eps */
+	/* FI_PROGRESS_AUTO: rails whose CQ has no fd (ofi_rxd's), polled. */
+	bool rail_cq_polled[MRAIL_MAX_RAILS];
 };
 
 int mrail_ep_open(struct fid_domain *domain, struct fi_info *info,
@@ -344,6 +381,9 @@ int mrail_av_open(struct fid_domain *domain, struct fi_av_attr *attr,
 
 #include "mr_range.h"
 
+/* Counters a domain offers (domain_attr->cntr_cnt): mrail's own objects,
+ * limited by memory only. */
+#define MRAIL_CNTR_CNT 1024
 /* Endpoints one counter progresses in fi_cntr_read and fi_cntr_wait. */
 #define MRAIL_CNTR_MAX_EPS 16
 /* Bytes one EQ event (or an EQ error's err_data) may carry. */

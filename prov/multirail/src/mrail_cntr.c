@@ -1,13 +1,14 @@
 /*
  * Counter: a success count and an error count, guarded by the domain lock.
  * The data path bumps them (mrail_cntr_inc, mrail_cntr_inc_err) as
- * operations on the endpoints bound to the counter complete; reading or
- * waiting on the counter drives those endpoints, since progress is manual.
+ * operations on the endpoints bound to the counter complete, once per user
+ * operation (mrail_user_complete); with manual progress, reading or
+ * waiting on the counter drives those endpoints.
  *
- * fi_cntr_wait sleeps, never spins: with endpoints to progress it naps
- * between progress rounds, without any it sleeps on the counter's
- * condition variable until a change (fi_cntr_add from another thread, say)
- * wakes it. With FI_WAIT_FD, every change makes an eventfd readable until
+ * fi_cntr_wait sleeps, never spins: with endpoints to progress (and manual
+ * progress) it naps between progress rounds, otherwise it sleeps on the
+ * counter's condition variable until a change (an increment of the progress
+ * thread, fi_cntr_add from another thread) wakes it. With FI_WAIT_FD, every change makes an eventfd readable until
  * the application reads the counter.
  */
 #include "mrail.h"
@@ -34,9 +35,14 @@ struct mrail_cntr *mrail_cntr_from_fid(struct fid *fid)
 	return container_of(fid, struct mrail_cntr, cntr_fid.fid);
 }
 
+/* With FI_PROGRESS_AUTO the progress thread alone drives the endpoints:
+ * a read shows what it has counted, a wait sleeps until it counts more. */
 static void cntr_progress(struct mrail_cntr *cntr)
 {
 	size_t i;
+
+	if (cntr->domain->progress_auto)
+		return;
 
 	for (i = 0; i < cntr->ep_count; i++)
 		mrail_ep_progress(cntr->eps[i]);
@@ -177,9 +183,10 @@ static int mrail_cntr_wait(struct fid_cntr *cntr_fid, uint64_t threshold, int ti
 			ret = -FI_ETIMEDOUT;
 			break;
 		}
-		if (cntr->ep_count) {
+		if (cntr->ep_count && !cntr->domain->progress_auto) {
 			/* Completions come only from progress: nap, then drive
-			 * the endpoints again. */
+			 * the endpoints again. With FI_PROGRESS_AUTO the
+			 * progress thread's increments wake the sleep below. */
 			pthread_mutex_unlock(&cntr->domain->lock);
 			mrail_wait_nap();
 			pthread_mutex_lock(&cntr->domain->lock);
@@ -194,8 +201,9 @@ static int mrail_cntr_wait(struct fid_cntr *cntr_fid, uint64_t threshold, int ti
 /*
  * Safe to block on the fd when nothing changed since the application last
  * read the counter, and no endpoint needs progress to move the counter:
- * progress is manual, so while endpoints are bound only the application's
- * own calls can make the fd readable.
+ * with manual progress, while endpoints are bound only the application's
+ * own calls can make the fd readable; with FI_PROGRESS_AUTO the progress
+ * thread's increments make it readable.
  */
 int mrail_cntr_trywait(struct fid *fid)
 {
@@ -213,7 +221,8 @@ int mrail_cntr_trywait(struct fid *fid)
 		return -FI_EINVAL;
 	}
 	pthread_mutex_lock(&cntr->domain->lock);
-	if (cntr->ep_count || cntr->wait.fd_signaled)
+	if ((cntr->ep_count && !cntr->domain->progress_auto) ||
+	    cntr->wait.fd_signaled)
 		ret = -FI_EAGAIN;
 	pthread_mutex_unlock(&cntr->domain->lock);
 	return ret;

@@ -49,6 +49,7 @@ static void corelib_use_application_copy(void)
 	corelib.freeinfo = fi_freeinfo;
 	corelib.dupinfo = fi_dupinfo;
 	corelib.fabric = fi_fabric;
+	corelib.thread_init = NULL;
 	corelib.is_private = false;
 }
 
@@ -208,6 +209,12 @@ static int corelib_load_private_copy(void)
 		ret = -FI_ENOSYS;
 		goto err;
 	}
+	/* A thread the application's libc started has not set up the private
+	 * libc's per-thread locale tables, which the rails' string functions
+	 * read (strcasestr crashes without them): mrail's own threads call
+	 * this first. Optional: a libc without it needs no such setup. */
+	corelib.thread_init = (__typeof__(corelib.thread_init))
+			      dlsym(handle, "__ctype_init");
 	/* The handle is never dlclosed: rail providers may leave threads and
 	 * handlers behind that live as long as the process. */
 	corelib.is_private = true;

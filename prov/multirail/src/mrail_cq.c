@@ -2,9 +2,9 @@
  * Completion queue: user completions, one per user operation, formatted on
  * read in whichever fi_cq_format the application chose.
  *
- * Blocking reads sleep, never spin: with endpoints to progress they nap
- * between progress rounds, without any they sleep on the CQ's condition
- * variable until a completion or fi_cq_signal wakes them. With FI_WAIT_FD
+ * Blocking reads sleep, never spin: with endpoints to progress (and manual
+ * progress) they nap between progress rounds, otherwise they sleep on the
+ * CQ's condition variable until a completion or fi_cq_signal wakes them. With FI_WAIT_FD
  * an eventfd is readable whenever completions are queued (or a signal is
  * pending) and drained by the read that empties the CQ.
  */
@@ -207,9 +207,10 @@ static ssize_t mrail_cq_sreadfrom(struct fid_cq *cq_fid, void *buf, size_t count
 		}
 		if (mrail_deadline_passed(deadline))
 			break;
-		if (cq->ep_count) {
+		if (cq->ep_count && !cq->domain->progress_auto) {
 			/* Completions come only from progress: nap, then read
-			 * (and so progress) again. */
+			 * (and so progress) again. With FI_PROGRESS_AUTO the
+			 * progress thread's completions wake the sleep below. */
 			pthread_mutex_unlock(&cq->domain->lock);
 			mrail_wait_nap();
 			pthread_mutex_lock(&cq->domain->lock);
@@ -241,8 +242,9 @@ static int mrail_cq_signal(struct fid_cq *cq_fid)
 
 /*
  * Safe to block on the fd when no completion is queued and no endpoint
- * needs progress to produce one: progress is manual, so while endpoints
- * are bound only the application's own calls can make the fd readable.
+ * needs progress to produce one: with manual progress, while endpoints are
+ * bound only the application's own calls can make the fd readable; with
+ * FI_PROGRESS_AUTO the progress thread's completions make it readable.
  */
 int mrail_cq_trywait(struct fid *fid)
 {
@@ -260,7 +262,7 @@ int mrail_cq_trywait(struct fid *fid)
 		return -FI_EINVAL;
 	}
 	pthread_mutex_lock(&cq->domain->lock);
-	if (cq->ep_count || cq->count)
+	if ((cq->ep_count && !cq->domain->progress_auto) || cq->count)
 		ret = -FI_EAGAIN;
 	pthread_mutex_unlock(&cq->domain->lock);
 	return ret;

@@ -3,7 +3,8 @@
  * the core offer the rail was resolved to. It is allocated inside a struct
  * mrail_domain_objs, which adds what memory registration and the domain's
  * EQ need. Every object opened on it counts in refs, so the domain closes
- * only after them.
+ * only after them. With FI_PROGRESS_AUTO it owns the progress thread
+ * (mrail_progress.c), started here and stopped on close.
  */
 #include "mrail.h"
 
@@ -37,6 +38,7 @@ static int mrail_domain_close(struct fid *fid)
 		return -FI_EBUSY;
 	}
 	pthread_mutex_unlock(&domain->lock);
+	mrail_progress_stop(domain);
 	if (objs->eq)
 		mrail_eq_detach(objs->eq);
 	domain_close_rails(domain);
@@ -114,6 +116,9 @@ int mrail_domain_open(struct fid_fabric *fabric_fid, struct fi_info *info,
 		return -FI_ENOMEM;
 	domain = &objs->domain;
 	domain->fabric = fabric;
+	domain->progress_auto = info->domain_attr &&
+		(info->domain_attr->data_progress == FI_PROGRESS_AUTO ||
+		 info->domain_attr->control_progress == FI_PROGRESS_AUTO);
 	pthread_mutex_init(&domain->lock, NULL);
 
 	ret = mrail_railset_local_addr(&fabric->rails, &domain->local_addr);
@@ -129,6 +134,11 @@ int mrail_domain_open(struct fid_fabric *fabric_fid, struct fi_info *info,
 				   fabric->rails.rails[i].port, fi_strerror(-ret));
 			goto err;
 		}
+	}
+	if (domain->progress_auto) {
+		ret = mrail_progress_start(domain);
+		if (ret)
+			goto err;
 	}
 
 	domain->domain_fid.fid.fclass = FI_CLASS_DOMAIN;

@@ -71,26 +71,30 @@ static void rail_handle_error(struct mrail_ep *ep, size_t rail)
 }
 
 /*
- * Reads a rail's CQ until a read comes back short. Stopping there rather
- * than at an empty read matters for latency: every read of an empty rail CQ
- * makes the core provider poll its sockets (a system call per message).
+ * Reads a rail's CQ until a read comes back short, and returns how many
+ * completions it handled. Stopping at a short read rather than at an empty
+ * one matters for latency: every read of an empty rail CQ makes the core
+ * provider poll its sockets (a system call per message).
  */
-static void rail_progress(struct mrail_ep *ep, size_t rail)
+static size_t rail_progress(struct mrail_ep *ep, size_t rail)
 {
 	struct fi_cq_msg_entry comps[MRAIL_RAIL_CQ_BATCH];
 	fi_addr_t srcs[MRAIL_RAIL_CQ_BATCH];
 	struct mrail_rail_ctx *rc;
 	struct mrail_rail_buf *buf;
+	size_t done = 0;
 	ssize_t n, i;
 
 	for (;;) {
 		n = fi_cq_readfrom(ep->rail_cqs[rail], comps, MRAIL_RAIL_CQ_BATCH, srcs);
 		if (n == -FI_EAVAIL) {
 			rail_handle_error(ep, rail);
+			done++;
 			continue;
 		}
 		if (n <= 0)
-			return;
+			return done;
+		done += (size_t) n;
 		for (i = 0; i < n; i++) {
 			rc = comps[i].op_context;
 			if (rc->kind == MRAIL_CTX_READ) {
@@ -109,20 +113,21 @@ static void rail_progress(struct mrail_ep *ep, size_t rail)
 					   "receive buffer\n", rail + 1);
 		}
 		if (n < MRAIL_RAIL_CQ_BATCH)
-			return;
+			return done;
 	}
 }
 
-void mrail_ep_progress(struct mrail_ep *ep)
+size_t mrail_ep_progress(struct mrail_ep *ep)
 {
-	size_t rail;
+	size_t rail, done = 0;
 
 	if (!ep->enabled)
-		return;
+		return 0;
 	for (rail = 0; rail < ep->rail_count; rail++)
-		rail_progress(ep, rail);
+		done += rail_progress(ep, rail);
 	if (ep->rdv_recvs || ep->pending_acks)
 		mrail_rdv_progress(ep);
+	return done;
 }
 
 /* Opens, binds and enables one rail's endpoint and posts its receives. */
@@ -138,6 +143,10 @@ static int rail_enable(struct mrail_ep *ep, size_t rail)
 	int ret;
 
 	ep->rail_mr_mode[rail] = info->domain_attr->mr_mode;
+	/* A wait object may cost a rail latency: only the progress thread,
+	 * which sleeps on it, asks for one. */
+	if (ep->domain->progress_auto)
+		cq_attr.wait_obj = FI_WAIT_FD;
 	ret = fi_endpoint(domain, info, &ep->rail_eps[rail], NULL);
 	if (ret)
 		return ret;
@@ -211,6 +220,9 @@ static int ep_enable(struct mrail_ep *ep)
 			return ret;
 		}
 	}
+	ret = mrail_progress_add_ep(ep->domain, ep);
+	if (ret)
+		return ret;
 	ep->enabled = true;
 	return 0;
 }
@@ -293,9 +305,93 @@ static int ep_bind_cq(struct mrail_ep *ep, struct mrail_cq *cq, uint64_t flags)
 	return 0;
 }
 
+#define MRAIL_EP_CNTR_FLAGS (FI_SEND | FI_RECV | FI_READ | FI_WRITE | \
+			     FI_REMOTE_READ | FI_REMOTE_WRITE)
+
+/* The endpoint's counter slots, in the order of ep_cntr_bits. */
+static struct mrail_cntr **ep_cntr_slot(struct mrail_ep *ep, size_t i)
+{
+	struct mrail_cntr **slots[] = {
+		&ep->send_cntr, &ep->recv_cntr, &ep->read_cntr, &ep->write_cntr,
+		&ep->rread_cntr, &ep->rwrite_cntr,
+	};
+
+	return slots[i];
+}
+
+static const uint64_t ep_cntr_bits[] = {
+	FI_SEND, FI_RECV, FI_READ, FI_WRITE, FI_REMOTE_READ, FI_REMOTE_WRITE,
+};
+
+#define EP_CNTR_SLOTS (sizeof(ep_cntr_bits) / sizeof(ep_cntr_bits[0]))
+
+static bool ep_uses_cntr(struct mrail_ep *ep, struct mrail_cntr *cntr)
+{
+	size_t i;
+
+	for (i = 0; i < EP_CNTR_SLOTS; i++) {
+		if (*ep_cntr_slot(ep, i) == cntr)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * A counter counts the endpoint's operations of the kinds flags names; it
+ * also drives the endpoint's progress when read or waited on, so it is
+ * attached once, however many kinds it counts. A kind bound again moves to
+ * the new counter.
+ */
+static int ep_bind_cntr(struct mrail_ep *ep, struct mrail_cntr *cntr, uint64_t flags)
+{
+	struct mrail_cntr **slot, *old;
+	size_t i;
+	int ret;
+
+	if (!flags || (flags & ~MRAIL_EP_CNTR_FLAGS)) {
+		MRAIL_WARN(FI_LOG_EP_CTRL, "fi_ep_bind of a counter takes FI_SEND, "
+			   "FI_RECV, FI_READ, FI_WRITE, FI_REMOTE_READ or "
+			   "FI_REMOTE_WRITE, not %#llx\n", (unsigned long long) flags);
+		return -FI_EBADFLAGS;
+	}
+	ret = mrail_cntr_attach_ep(cntr, ep);
+	if (ret)
+		return ret;
+	for (i = 0; i < EP_CNTR_SLOTS; i++) {
+		if (!(flags & ep_cntr_bits[i]))
+			continue;
+		slot = ep_cntr_slot(ep, i);
+		old = *slot;
+		*slot = cntr;
+		if (old && old != cntr && !ep_uses_cntr(ep, old))
+			mrail_cntr_detach_ep(old, ep);
+	}
+	return 0;
+}
+
+/* Every counter bound lets go of the endpoint (each once). */
+static void ep_detach_cntrs(struct mrail_ep *ep)
+{
+	struct mrail_cntr *cntr;
+	size_t i, j;
+	bool seen;
+
+	for (i = 0; i < EP_CNTR_SLOTS; i++) {
+		cntr = *ep_cntr_slot(ep, i);
+		seen = false;
+		for (j = 0; j < i; j++)
+			seen = seen || *ep_cntr_slot(ep, j) == cntr;
+		if (cntr && !seen)
+			mrail_cntr_detach_ep(cntr, ep);
+	}
+	for (i = 0; i < EP_CNTR_SLOTS; i++)
+		*ep_cntr_slot(ep, i) = NULL;
+}
+
 static int mrail_ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 {
 	struct mrail_ep *ep = container_of(fid, struct mrail_ep, ep_fid.fid);
+	struct mrail_cntr *cntr;
 	int ret = -FI_EINVAL;
 
 	pthread_mutex_lock(&ep->domain->lock);
@@ -307,6 +403,13 @@ static int mrail_ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 	} else if (bfid->fclass == FI_CLASS_CQ) {
 		ret = ep_bind_cq(ep, container_of(bfid, struct mrail_cq, cq_fid.fid),
 				 flags);
+	} else if (bfid->fclass == FI_CLASS_CNTR) {
+		cntr = mrail_cntr_from_fid(bfid);
+		if (cntr)
+			ret = ep_bind_cntr(ep, cntr, flags);
+		else
+			MRAIL_WARN(FI_LOG_EP_CTRL, "fi_ep_bind: a counter that "
+				   "mrail did not open\n");
 	}
 	pthread_mutex_unlock(&ep->domain->lock);
 	return ret;
@@ -369,6 +472,10 @@ static int mrail_ep_close(struct fid *fid)
 	struct mrail_domain *domain = ep->domain;
 
 	pthread_mutex_lock(&domain->lock);
+	/* Off the progress thread's list before its rails close. */
+	if (ep->enabled)
+		mrail_progress_remove_ep(domain, ep);
+	ep_detach_cntrs(ep);
 	if (ep->tx_cq)
 		mrail_cq_detach_ep(ep->tx_cq, ep);
 	if (ep->rx_cq)

@@ -74,10 +74,6 @@ static bool hints_exclude_mrail(const struct fi_info *hints)
 	if (hints->addr_format != FI_FORMAT_UNSPEC &&
 	    hints->addr_format != FI_ADDR_MRAIL)
 		return true;
-	/* No progress thread yet: the application drives progress. */
-	if (hints->domain_attr &&
-	    hints->domain_attr->data_progress == FI_PROGRESS_AUTO)
-		return true;
 	return false;
 }
 
@@ -161,6 +157,13 @@ static int info_set_src_addr(const struct mrail_railset *set, struct fi_info *in
 	return 0;
 }
 
+static bool hints_want_auto(const struct fi_info *hints)
+{
+	return hints && hints->domain_attr &&
+	       (hints->domain_attr->data_progress == FI_PROGRESS_AUTO ||
+		hints->domain_attr->control_progress == FI_PROGRESS_AUTO);
+}
+
 static int info_from_railset(const struct mrail_railset *set,
 			     const struct fi_info *hints, struct fi_info **out)
 {
@@ -187,8 +190,13 @@ static int info_from_railset(const struct mrail_railset *set,
 	info->domain_attr->threading = hints && hints->domain_attr &&
 				       hints->domain_attr->threading ?
 				       hints->domain_attr->threading : FI_THREAD_SAFE;
-	info->domain_attr->control_progress = FI_PROGRESS_MANUAL;
-	info->domain_attr->data_progress = FI_PROGRESS_MANUAL;
+	/* Manual unless asked: the progress thread of FI_PROGRESS_AUTO costs
+	 * a thread per domain and wait objects on the rails' CQs. */
+	info->domain_attr->control_progress = hints_want_auto(hints) ?
+		FI_PROGRESS_AUTO : FI_PROGRESS_MANUAL;
+	info->domain_attr->data_progress = info->domain_attr->control_progress;
+	/* Counters are mrail's own, as many as memory allows. */
+	info->domain_attr->cntr_cnt = MRAIL_CNTR_CNT;
 	info->domain_attr->resource_mgmt = FI_RM_ENABLED;
 	info->domain_attr->av_type = FI_AV_UNSPEC;
 	info->domain_attr->mr_mode = 0;

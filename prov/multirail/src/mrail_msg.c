@@ -35,6 +35,34 @@ static size_t copy_to_iov(const struct iovec *iov, size_t count, const uint8_t *
 	return done;
 }
 
+/* ---- completions ---- */
+
+void mrail_user_complete(struct mrail_ep *ep, const struct mrail_cq_entry *entry,
+			 bool report)
+{
+	struct mrail_cntr *cntr = NULL;
+	struct mrail_cq *cq = ep->tx_cq;
+
+	if (entry->flags & FI_SEND) {
+		cntr = ep->send_cntr;
+	} else if (entry->flags & FI_RECV) {
+		cntr = ep->recv_cntr;
+		cq = ep->rx_cq;
+	} else if (entry->flags & FI_READ) {
+		cntr = ep->read_cntr;
+	} else if (entry->flags & FI_WRITE) {
+		cntr = ep->write_cntr;
+	}
+	if (cntr) {
+		if (entry->err)
+			mrail_cntr_inc_err(cntr);
+		else
+			mrail_cntr_inc(cntr);
+	}
+	if ((report || entry->err) && cq)
+		mrail_cq_write(cq, entry);
+}
+
 /* ---- receive side ---- */
 
 struct mrail_cq_entry mrail_recv_entry(const struct mrail_recv *recv,
@@ -73,8 +101,8 @@ void mrail_recv_complete(struct mrail_ep *ep, struct mrail_recv *recv,
 		entry.prov_errno = -FI_ETRUNC;
 		entry.olen = msg->len - cap;
 	}
-	if (mrail_recv_wants_completion(ep, recv->flags, entry.err))
-		mrail_cq_write(ep->rx_cq, &entry);
+	mrail_user_complete(ep, &entry,
+			    mrail_recv_wants_completion(ep, recv->flags, entry.err));
 	free(recv);
 	free(msg);
 }
@@ -294,8 +322,11 @@ ssize_t mrail_post_recv(struct mrail_ep *ep, const struct iovec *iov, size_t cou
 
 	pthread_mutex_lock(&ep->domain->lock);
 	msg = mrail_match_post_recv(queue, &recv->item);
-	if (msg)
+	if (msg) {
 		mrail_recv_complete(ep, recv, container_of(msg, struct mrail_rx_msg, item));
+		/* A rendezvous may have started reading. */
+		mrail_progress_kick(ep->domain);
+	}
 	pthread_mutex_unlock(&ep->domain->lock);
 	return 0;
 }
@@ -314,14 +345,14 @@ ssize_t mrail_msg_cancel(struct mrail_ep *ep, void *context)
 			if (recv->context != context)
 				continue;
 			mrail_match_cancel_recv(queues[q], item);
-			mrail_cq_write(ep->rx_cq, &(struct mrail_cq_entry) {
+			mrail_user_complete(ep, &(struct mrail_cq_entry) {
 				.op_context = context,
 				.flags = FI_RECV | (recv->tagged ? FI_TAGGED : FI_MSG),
 				.buf = recv->iov_count ? recv->iov[0].iov_base : NULL,
 				.tag = recv->item.tag,
 				.src = FI_ADDR_NOTAVAIL,
 				.err = FI_ECANCELED, .prov_errno = -FI_ECANCELED,
-			});
+			}, true);
 			free(recv);
 			return 0;
 		}
@@ -339,10 +370,18 @@ void mrail_msg_handle_tx(struct mrail_ep *ep, struct mrail_rail_buf *buf, int er
 		buf->user.err = err;
 		buf->user.prov_errno = -err;
 	}
-	if (buf->rdv_req_id && err)
-		mrail_rdv_send_failed(ep, buf->rdv_req_id, err);
-	else if (buf->complete_user || err)
+	if (buf->rdv_req_id) {
+		/* An RTS, or an eager FI_DELIVERY_COMPLETE send: it
+		 * completes on the ACK, or fails here. */
+		if (err)
+			mrail_rdv_send_failed(ep, buf->rdv_req_id, err);
+	} else if (buf->user.flags & FI_SEND) {
+		/* An eager send (inject too: counted, never reported). */
+		mrail_user_complete(ep, &buf->user, buf->complete_user);
+	} else if (err) {
+		/* mrail's own message (an ACK): no operation to count. */
 		mrail_cq_write(ep->tx_cq, &buf->user);
+	}
 	mrail_tx_buf_put(ep, buf);
 }
 
@@ -468,8 +507,10 @@ ssize_t mrail_send_common(struct mrail_ep *ep, const struct iovec *iov, size_t c
 		ret = mrail_rdv_send(ep, iov, count, dest, &hdr, &user, complete_user);
 	}
 	/* The sequence number is spent only by a send the rail accepted. */
-	if (!ret)
+	if (!ret) {
 		ep->tx_seq[dest]++;
+		mrail_progress_kick(ep->domain);
+	}
 out:
 	pthread_mutex_unlock(&ep->domain->lock);
 	return ret;

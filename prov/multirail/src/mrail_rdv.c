@@ -242,7 +242,7 @@ void mrail_rdv_send_failed(struct mrail_ep *ep, uint64_t req_id, int err)
 	HASH_DEL(ep->rdv_sends, rdv);
 	rdv->user.err = err;
 	rdv->user.prov_errno = -err;
-	mrail_cq_write(ep->tx_cq, &rdv->user);
+	mrail_user_complete(ep, &rdv->user, true);
 	rdv_send_release(ep, rdv);
 }
 
@@ -274,8 +274,7 @@ void mrail_rdv_handle_ack(struct mrail_ep *ep, size_t rail, fi_addr_t peer,
 		rdv->user.err = -status;
 		rdv->user.prov_errno = status;
 	}
-	if (rdv->complete_user || rdv->user.err)
-		mrail_cq_write(ep->tx_cq, &rdv->user);
+	mrail_user_complete(ep, &rdv->user, rdv->complete_user);
 	rdv_send_release(ep, rdv);
 }
 
@@ -362,8 +361,8 @@ static void rdv_recv_finish(struct mrail_ep *ep, struct mrail_rdv_recv *rdv)
 			entry->olen = rdv->rts.total_len - rdv->to_read;
 		}
 	}
-	if (mrail_recv_wants_completion(ep, rdv->recv_flags, entry->err))
-		mrail_cq_write(ep->rx_cq, entry);
+	mrail_user_complete(ep, entry,
+			    mrail_recv_wants_completion(ep, rdv->recv_flags, entry->err));
 	mrail_rdv_ack_sender(ep, rdv->peer, rdv->req_id,
 			     rdv->err ? -(int32_t) rdv->err : 0);
 	DL_DELETE(ep->rdv_recvs, rdv);
@@ -507,7 +506,7 @@ void mrail_rdv_recv_start(struct mrail_ep *ep, struct mrail_recv *recv,
 
 		entry.err = FI_ENOMEM;
 		entry.prov_errno = -FI_ENOMEM;
-		mrail_cq_write(ep->rx_cq, &entry);
+		mrail_user_complete(ep, &entry, true);
 		mrail_rdv_ack_sender(ep, msg->item.src, msg->req_id, -FI_ENOMEM);
 		goto out;
 	}

@@ -81,11 +81,12 @@ static ssize_t tagged_claim(struct mrail_ep *ep, const struct fi_msg_tagged *msg
 	}
 	rx = container_of(found, struct mrail_rx_msg, item);
 	if (flags & FI_DISCARD) {
-		mrail_cq_write(ep->rx_cq, &(struct mrail_cq_entry) {
+		/* The receive that claimed the message completes, empty. */
+		mrail_user_complete(ep, &(struct mrail_cq_entry) {
 			.op_context = msg->context,
 			.flags = FI_RECV | FI_TAGGED,
 			.tag = found->tag, .src = found->src,
-		});
+		}, true);
 		mrail_rx_msg_discard(ep, rx);
 		return 0;
 	}

@@ -1,0 +1,266 @@
+/*
+ * FI_PROGRESS_AUTO: one thread per domain drives every enabled endpoint of
+ * the domain, so completions arrive (and counters count) while the
+ * application sleeps in fi_cq_sread or fi_cntr_wait, or makes no libfabric
+ * call at all.
+ *
+ * While rail completions keep coming it progresses round after round,
+ * letting go of the domain lock between rounds so application threads get
+ * their turn. When a round finds nothing, it asks each rail's fabric
+ * (fi_trywait) whether it may block on the rail CQs' fds, and if so sleeps
+ * in epoll_wait on those fds and on an eventfd that new posts and domain
+ * close write to. It never spins: when a rail keeps refusing fi_trywait
+ * without producing anything, the thread naps on the same epoll set.
+ *
+ * Some rail work makes no fd readable: ofi_rxm's connection handshake runs
+ * on an event queue that is not part of its CQ's wait set in manual mode,
+ * and ofi_rxd retransmits from timers. So a sleep is bounded: it starts at
+ * 1 ms after activity or a post and doubles up to MRAIL_PROGRESS_IDLE_MS,
+ * which keeps first messages quick and an idle process at a few wakeups a
+ * second.
+ * A rail whose CQ has no fd at all (ofi_rxd's CQs answer FI_GETWAIT with
+ * -FI_ENOSYS) can only be polled: while one is open, sleeps last
+ * MRAIL_PROGRESS_POLL_MS, a few per cent of a core at most.
+ */
+#include "mrail.h"
+
+#include <sched.h>
+#include <stdlib.h>
+#include <sys/epoll.h>
+
+#include <utlist.h>
+
+/* The longest sleep of an idle thread (ms). */
+#define MRAIL_PROGRESS_IDLE_MS 128
+/* The longest sleep while a rail CQ without an fd is open (ms). */
+#define MRAIL_PROGRESS_POLL_MS 1
+/* Rounds that found nothing while a rail refused fi_trywait, before the
+ * thread naps anyway (1 ms) rather than spin. */
+#define MRAIL_PROGRESS_REFUSALS 16
+
+struct mrail_progress {
+	pthread_t thread;
+	int epfd;
+	int wake_fd;		/* eventfd: posts and close wake the thread */
+	bool stop;
+	bool asleep;		/* in epoll_wait (or about to be), lock released */
+	size_t polled;		/* rail CQs without an fd */
+};
+
+/* Whether every rail CQ of every endpoint may be slept on: fi_trywait
+ * drains their fds' old signals, or says a completion is already there. */
+static bool progress_may_sleep(struct mrail_domain *domain)
+{
+	struct mrail_fabric *fabric = domain->fabric;
+	struct fid *fid;
+	struct mrail_ep *ep;
+	size_t rail;
+
+	DL_FOREACH2(domain->eps, ep, dom_next) {
+		for (rail = 0; rail < ep->rail_count; rail++) {
+			if (ep->rail_cq_polled[rail])
+				continue;
+			fid = &ep->rail_cqs[rail]->fid;
+			if (fi_trywait(fabric->rail_fabrics[rail], &fid, 1))
+				return false;
+		}
+	}
+	return true;
+}
+
+/* Releases the lock for timeout ms at most, asleep on the epoll set.
+ * Returns whether the application woke it (new work, or close). */
+static bool progress_sleep(struct mrail_domain *domain, int timeout)
+{
+	struct mrail_progress *pg = domain->progress;
+	struct epoll_event events[16];
+	eventfd_t value;
+	bool kicked;
+
+	pg->asleep = true;
+	pthread_mutex_unlock(&domain->lock);
+	(void) epoll_wait(pg->epfd, events, 16, timeout);
+	kicked = !eventfd_read(pg->wake_fd, &value);
+	pthread_mutex_lock(&domain->lock);
+	pg->asleep = false;
+	return kicked;
+}
+
+static void *progress_run(void *arg)
+{
+	struct mrail_domain *domain = arg;
+	struct mrail_progress *pg = domain->progress;
+	const struct mrail_corelib *lib = domain->fabric->rails.lib;
+	int idle_ms = 1, refusals = 0;
+	struct mrail_ep *ep;
+	size_t done;
+
+	if (lib->thread_init)
+		lib->thread_init();
+	pthread_mutex_lock(&domain->lock);
+	while (!pg->stop) {
+		done = 0;
+		DL_FOREACH2(domain->eps, ep, dom_next)
+			done += mrail_ep_progress(ep);
+		if (done) {
+			idle_ms = 1;
+			refusals = 0;
+			/* Application threads may be waiting for the lock. */
+			pthread_mutex_unlock(&domain->lock);
+			sched_yield();
+			pthread_mutex_lock(&domain->lock);
+			continue;
+		}
+		if (!progress_may_sleep(domain)) {
+			if (++refusals < MRAIL_PROGRESS_REFUSALS)
+				continue;
+			refusals = 0;
+			progress_sleep(domain, 1);
+			continue;
+		}
+		refusals = 0;
+		/* New work starts the short sleeps again: what it sets off on
+		 * a rail (a connection handshake) may announce itself on no fd. */
+		if (progress_sleep(domain, pg->polled && idle_ms > MRAIL_PROGRESS_POLL_MS ?
+					   MRAIL_PROGRESS_POLL_MS : idle_ms))
+			idle_ms = 1;
+		else if (idle_ms < MRAIL_PROGRESS_IDLE_MS)
+			idle_ms *= 2;
+	}
+	pthread_mutex_unlock(&domain->lock);
+	return NULL;
+}
+
+void mrail_progress_kick(struct mrail_domain *domain)
+{
+	struct mrail_progress *pg = domain->progress;
+
+	/* One write per sleep is enough; an awake thread will look anyway. */
+	if (pg && pg->asleep) {
+		pg->asleep = false;
+		(void) eventfd_write(pg->wake_fd, 1);
+	}
+}
+
+static int progress_watch(struct mrail_progress *pg, int fd)
+{
+	struct epoll_event event = { .events = EPOLLIN };
+
+	event.data.fd = fd;
+	return epoll_ctl(pg->epfd, EPOLL_CTL_ADD, fd, &event) ? -errno : 0;
+}
+
+static void ep_unwatch(struct mrail_progress *pg, struct mrail_ep *ep, size_t rails)
+{
+	size_t rail;
+	int fd;
+
+	for (rail = 0; rail < rails; rail++) {
+		if (ep->rail_cq_polled[rail]) {
+			ep->rail_cq_polled[rail] = false;
+			pg->polled--;
+		} else if (!fi_control(&ep->rail_cqs[rail]->fid, FI_GETWAIT, &fd)) {
+			(void) epoll_ctl(pg->epfd, EPOLL_CTL_DEL, fd, NULL);
+		}
+	}
+}
+
+int mrail_progress_add_ep(struct mrail_domain *domain, struct mrail_ep *ep)
+{
+	struct mrail_progress *pg = domain->progress;
+	size_t rail;
+	int ret, fd;
+
+	if (!pg) {
+		DL_APPEND2(domain->eps, ep, dom_prev, dom_next);
+		return 0;
+	}
+	for (rail = 0; rail < ep->rail_count; rail++) {
+		ret = fi_control(&ep->rail_cqs[rail]->fid, FI_GETWAIT, &fd);
+		if (ret) {
+			MRAIL_INFO(FI_LOG_EP_CTRL, "rail %zu: its CQ has no fd to "
+				   "sleep on (%s): the progress thread polls it "
+				   "every %d ms\n", rail + 1, fi_strerror(-ret),
+				   MRAIL_PROGRESS_POLL_MS);
+			ep->rail_cq_polled[rail] = true;
+			pg->polled++;
+			continue;
+		}
+		ret = progress_watch(pg, fd);
+		if (ret) {
+			MRAIL_WARN(FI_LOG_EP_CTRL, "rail %zu: the progress thread "
+				   "cannot wait on its CQ's fd: %s\n", rail + 1,
+				   fi_strerror(-ret));
+			ep_unwatch(pg, ep, rail);
+			return ret;
+		}
+	}
+	DL_APPEND2(domain->eps, ep, dom_prev, dom_next);
+	mrail_progress_kick(domain);
+	return 0;
+}
+
+void mrail_progress_remove_ep(struct mrail_domain *domain, struct mrail_ep *ep)
+{
+	DL_DELETE2(domain->eps, ep, dom_prev, dom_next);
+	ep->dom_prev = ep->dom_next = NULL;
+	if (domain->progress)
+		ep_unwatch(domain->progress, ep, ep->rail_count);
+}
+
+int mrail_progress_start(struct mrail_domain *domain)
+{
+	struct mrail_progress *pg;
+	int ret;
+
+	pg = calloc(1, sizeof(*pg));
+	if (!pg)
+		return -FI_ENOMEM;
+	pg->wake_fd = -1;
+	pg->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (pg->epfd < 0) {
+		ret = -errno;
+		goto err;
+	}
+	pg->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (pg->wake_fd < 0) {
+		ret = -errno;
+		goto err;
+	}
+	ret = progress_watch(pg, pg->wake_fd);
+	if (ret)
+		goto err;
+	domain->progress = pg;
+	ret = -pthread_create(&pg->thread, NULL, progress_run, domain);
+	if (ret) {
+		domain->progress = NULL;
+		goto err;
+	}
+	return 0;
+err:
+	MRAIL_WARN(FI_LOG_DOMAIN, "cannot start the progress thread of "
+		   "FI_PROGRESS_AUTO: %s\n", fi_strerror(-ret));
+	if (pg->wake_fd >= 0)
+		close(pg->wake_fd);
+	if (pg->epfd >= 0)
+		close(pg->epfd);
+	free(pg);
+	return ret;
+}
+
+void mrail_progress_stop(struct mrail_domain *domain)
+{
+	struct mrail_progress *pg = domain->progress;
+
+	if (!pg)
+		return;
+	pthread_mutex_lock(&domain->lock);
+	pg->stop = true;
+	(void) eventfd_write(pg->wake_fd, 1);
+	pthread_mutex_unlock(&domain->lock);
+	pthread_join(pg->thread, NULL);
+	domain->progress = NULL;
+	close(pg->wake_fd);
+	close(pg->epfd);
+	free(pg);
+}
