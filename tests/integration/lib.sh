@@ -10,6 +10,9 @@
 #   finish               exits 1 if anything failed, else 0
 #   require_root         fails the test and exits unless run as root
 #   testbed_cleanup_on_exit   runs "ci/testbed down" on EXIT/INT/TERM
+#   run_pair NAME LIMIT RAILS PROG [ARGS...]
+#                        a fabtests-style server/client pair on the testbed
+#                        (see below): passes or fails NAME
 #
 # Only PASS:/FAIL: lines start at column 0; the top-level runner counts them
 # and prints the only summary.
@@ -96,4 +99,42 @@ now() {
 
 elapsed() {
 	awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.2f", b - a }'
+}
+
+# run_pair NAME LIMIT RAILS PROG [ARGS...]
+# Runs "PROG ARGS" as the server on h1 and "PROG ARGS 198.18.1.1" as the
+# client on h2, each for at most LIMIT seconds, with the provider of
+# $MRAIL_BUILD, $MRAIL_PRELOAD preloaded, FI_LOG_LEVEL=warn and
+# FI_MRAIL_RAILS=RAILS (empty: discovery). NAME passes when both exit 0 and
+# both print "<prog>: N of N checks passed"; it fails with the exit codes and
+# the lines that say why. Both outputs stay in $PAIR_LOGS/{server,client}
+# until the next call.
+PAIR_LOGS=
+run_pair() {
+	local name=$1 limit=$2 rails=$3 prog=$4 tool srv cli ok
+	shift 4
+	tool=$(basename "$prog")
+	local run=(env FI_PROVIDER_PATH="${MRAIL_BUILD:?}/.libs" LD_PRELOAD="${MRAIL_PRELOAD:-}"
+		   FI_LOG_LEVEL=warn ${rails:+FI_MRAIL_RAILS="$rails"})
+
+	[[ -n $PAIR_LOGS ]] || PAIR_LOGS=$(mktemp -d "$TEST_LOGDIR/pair.XXXXXX")
+	timeout "$limit" "$TESTBED" exec 1 "${run[@]}" "$prog" "$@" \
+		>"$PAIR_LOGS/server" 2>&1 &
+	srv=$!
+	sleep 0.5
+	timeout "$limit" "$TESTBED" exec 2 "${run[@]}" "$prog" "$@" 198.18.1.1 \
+		>"$PAIR_LOGS/client" 2>&1
+	cli=$?
+	wait $srv
+	srv=$?
+	ok="^$tool: ([0-9]+) of \\1 checks passed"
+	if [[ $srv -eq 0 && $cli -eq 0 ]] && grep -qE "$ok" "$PAIR_LOGS/server" &&
+	   grep -qE "$ok" "$PAIR_LOGS/client"; then
+		pass "$name: $(grep -h 'checks passed' "$PAIR_LOGS/server" "$PAIR_LOGS/client" |
+			sed "s/^$tool: //" | paste -sd ';' -)"
+	else
+		fail "$name" "server exit $srv, client exit $cli (limit $limit s): $(grep -hE \
+			'FAIL|checks|rror|sanitizer|signal' "$PAIR_LOGS/server" \
+			"$PAIR_LOGS/client" | head -8)"
+	fi
 }

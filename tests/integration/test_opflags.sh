@@ -9,39 +9,18 @@ here=$(cd "$(dirname "$0")" && pwd)
 
 require_root
 build=${MRAIL_BUILD:?set MRAIL_BUILD to a built tree}
-testbed=$here/../../ci/testbed
 tool=$build/fabtests-ext/fi_mrail_opflags
 port=47596
-logs=$(mktemp -d)
 
 testbed_cleanup_on_exit
 
 pair() { # name rails [tool options]
-	local name=$1 rails=$2 srv cli
+	local name=$1 rails=$2
 	shift 2
-	local run=(env FI_PROVIDER_PATH="$build/.libs" LD_PRELOAD="${MRAIL_PRELOAD:-}"
-		   FI_LOG_LEVEL=warn FI_MRAIL_RAILS="$rails")
-
-	timeout 120 "$testbed" exec 1 "${run[@]}" "$tool" -E $port "$@" \
-		>"$logs/server" 2>&1 &
-	srv=$!
-	sleep 0.5
-	timeout 120 "$testbed" exec 2 "${run[@]}" "$tool" -E $port "$@" 198.18.1.1 \
-		>"$logs/client" 2>&1
-	cli=$?
-	wait $srv
-	srv=$?
-	if [ $srv -eq 0 ] && [ $cli -eq 0 ] &&
-	   grep -q 'checks passed' "$logs/server" && grep -q 'checks passed' "$logs/client"; then
-		pass "$name: $(grep -h 'checks passed' "$logs/server" "$logs/client" |
-			sed 's/fi_mrail_opflags: //' | paste -sd ';' -)"
-	else
-		fail "$name" "server exit $srv, client exit $cli: $(grep -hE 'FAIL|checks|rror|sanitizer' \
-			"$logs/server" "$logs/client" | head -8)"
-	fi
+	run_pair "$name" 120 "$rails" "$tool" -E $port "$@"
 }
 
-"$testbed" up --hosts 2 --rails 2 >/dev/null || fail testbed "up failed"
+"$TESTBED" up --hosts 2 --rails 2 >/dev/null || fail testbed "up failed"
 pair "operation flags, 2 tcp rails" 'tcp;ofi_rxm@mr0,tcp;ofi_rxm@mr1'
 pair "operation flags, tagged, 2 tcp rails" 'tcp;ofi_rxm@mr0,tcp;ofi_rxm@mr1' -T
 # ofi_rxd completes a send once its peer acknowledges it: -R.
@@ -51,5 +30,4 @@ pair "operation flags, tcp + udp rails" 'tcp;ofi_rxm@mr0,udp;ofi_rxd@mr1' -R
 pair "operation flags from a non-main thread, tcp + udp rails" \
 	'tcp;ofi_rxm@mr0,udp;ofi_rxd@mr1' -R -t
 
-rm -rf "$logs"
 finish

@@ -19,43 +19,22 @@ here=$(cd "$(dirname "$0")" && pwd)
 
 require_root
 build=${MRAIL_BUILD:?set MRAIL_BUILD to a built tree}
-testbed=$here/../../ci/testbed
 prog=$build/fabtests-ext/fi_mrail_progress
 port=47610
-logs=$(mktemp -d)
 
 testbed_cleanup_on_exit
 
-# pair NAME SET RAILS: server on h1, client on h2, fi_mrail_progress -t SET
-# with FI_MRAIL_RAILS=RAILS (empty: discovery).
+# pair NAME SET RAILS: fi_mrail_progress -t SET with FI_MRAIL_RAILS=RAILS
+# (empty: discovery), and the idle CPU figures it prints.
 pair() {
-	local name=$1 set=$2 rails=$3 srv cli idle
-	local run=(env FI_PROVIDER_PATH="$build/.libs" LD_PRELOAD="${MRAIL_PRELOAD:-}"
-		   FI_LOG_LEVEL=warn ${rails:+FI_MRAIL_RAILS="$rails"})
-
-	timeout 150 "$testbed" exec 1 "${run[@]}" "$prog" -t "$set" -E $port \
-		>"$logs/server" 2>&1 &
-	srv=$!
-	sleep 0.5
-	timeout 150 "$testbed" exec 2 "${run[@]}" "$prog" -t "$set" -E $port \
-		198.18.1.1 >"$logs/client" 2>&1
-	cli=$?
-	wait $srv
-	srv=$?
-	if [ $srv -eq 0 ] && [ $cli -eq 0 ] &&
-	   grep -qE '^fi_mrail_progress: ([0-9]+) of \1 checks passed' "$logs/server" &&
-	   grep -qE '^fi_mrail_progress: ([0-9]+) of \1 checks passed' "$logs/client"; then
-		pass "$name: $(grep -h 'checks passed' "$logs/server" "$logs/client" |
-			sed 's/fi_mrail_progress: //' | paste -sd ';' -)"
-	else
-		fail "$name" "server exit $srv, client exit $cli: $(grep -hE 'FAILED|checks|sanitizer|runtime error|signal' \
-			"$logs/server" "$logs/client" | head -8)"
-	fi
-	idle=$(grep -h 'idle with' "$logs/server" "$logs/client" | sed 's/fi_mrail_progress: //')
+	local name=$1 set=$2 rails=$3 idle
+	run_pair "$name" 150 "$rails" "$prog" -t "$set" -E $port
+	idle=$(grep -h 'idle with' "$PAIR_LOGS/server" "$PAIR_LOGS/client" |
+		sed 's/fi_mrail_progress: //')
 	[ -n "$idle" ] && while read -r line; do note "$name: $line"; done <<<"$idle"
 }
 
-"$testbed" up --hosts 2 --rails 2 >/dev/null || fail testbed "up failed"
+"$TESTBED" up --hosts 2 --rails 2 >/dev/null || fail testbed "up failed"
 for rails in '' 'tcp;ofi_rxm@mr0,udp;ofi_rxd@mr1'; do
 	label=${rails:+tcp + udp rails}
 	label=${label:-2 tcp rails}
@@ -64,5 +43,4 @@ for rails in '' 'tcp;ofi_rxm@mr0,udp;ofi_rxd@mr1'; do
 	pair "$label: manual progress, the control" manual "$rails"
 done
 
-rm -rf "$logs"
 finish
