@@ -9,6 +9,9 @@
  * test opens fabric, domain and AV over every rail, inserts the peer and
  * checks lookup (byte for byte), straddr, batched inserts, removal, and that
  * malformed or incompatible addresses are refused without being inserted.
+ * An endpoint's fi_getname is checked too: its length is fi_getinfo's
+ * src_addrlen, it fits FI_NAME_MAX, and a short buffer gets -FI_ETOOSMALL,
+ * the truncated address and the size needed.
  * Prints one line per check and exits 0 only if every check passed.
  */
 #include <getopt.h>
@@ -17,7 +20,9 @@
 #include <string.h>
 
 #include <rdma/fabric.h>
+#include <rdma/fi_cm.h>
 #include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
 #include <rdma/fi_errno.h>
 #include <rdma/fi_ext_mrail.h>
 
@@ -152,6 +157,68 @@ static void test_refusals(struct fid_av *av, const uint8_t *peer, size_t peer_le
 	      "refuses unknown insert flags", NULL);
 }
 
+/* fi_getname as fi_cm(3) has it, and as MPI libraries use it: into a
+ * FI_NAME_MAX buffer, with the length fi_getinfo promised. */
+static void test_getname(struct fid_domain *domain, struct fid_av *av,
+			 struct fi_info *info)
+{
+	struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_TAGGED };
+	uint8_t name[MRAIL_ADDR_MAX_LEN + 1], again[MRAIL_ADDR_MAX_LEN + 1];
+	struct mrail_addr decoded, offered;
+	struct fid_cq *cq = NULL;
+	struct fid_ep *ep = NULL;
+	char detail[MRAIL_ERR_MAX + 64];
+	size_t len, full, i;
+	int ret;
+
+	if ((ret = fi_cq_open(domain, &cq_attr, &cq, NULL)) ||
+	    (ret = fi_endpoint(domain, info, &ep, NULL)) ||
+	    (ret = fi_ep_bind(ep, &av->fid, 0)) ||
+	    (ret = fi_ep_bind(ep, &cq->fid, FI_TRANSMIT | FI_RECV)) ||
+	    (ret = fi_enable(ep))) {
+		check(0, "open an endpoint for fi_getname", fi_strerror(-ret));
+		goto out;
+	}
+
+	len = sizeof(name);
+	ret = fi_getname(&ep->fid, name, &len);
+	snprintf(detail, sizeof(detail), "returned %d, %zu bytes, src_addrlen %zu",
+		 ret, len, info->src_addrlen);
+	check(ret == 0 && len == info->src_addrlen,
+	      "fi_getname's length is fi_getinfo's src_addrlen", detail);
+	if (ret)
+		goto out;
+	full = len;
+	check(full <= FI_NAME_MAX, "the endpoint name fits FI_NAME_MAX", detail);
+	ret = mrail_addr_decode(name, full, &decoded, detail, sizeof(detail));
+	check(ret == 0, "the endpoint name decodes", ret ? detail : NULL);
+	ret = mrail_addr_decode(info->src_addr, info->src_addrlen, &offered, NULL, 0);
+	check(ret == 0 && decoded.rail_count == offered.rail_count,
+	      "it has the offer's rails", NULL);
+	for (i = 0; !ret && i < decoded.rail_count; i++)
+		check(!strcmp(decoded.rails[i].stack, offered.rails[i].stack) &&
+		      decoded.rails[i].format == offered.rails[i].format &&
+		      decoded.rails[i].len == offered.rails[i].len,
+		      "each rail has the offer's stack and address format", NULL);
+	memset(again, 0xee, sizeof(again));
+	len = full - 1;
+	ret = fi_getname(&ep->fid, again, &len);
+	snprintf(detail, sizeof(detail), "returned %d, addrlen %zu", ret, len);
+	check(ret == -FI_ETOOSMALL && len == full,
+	      "a buffer 1 byte short: -FI_ETOOSMALL and the size needed", detail);
+	check(!memcmp(again, name, full - 1) && again[full - 1] == 0xee,
+	      "... and the address truncated to the buffer", NULL);
+	len = 0;
+	ret = fi_getname(&ep->fid, NULL, &len);
+	check(ret == -FI_ETOOSMALL && len == full,
+	      "no buffer: -FI_ETOOSMALL and the size needed", NULL);
+out:
+	if (ep)
+		check(fi_close(&ep->fid) == 0, "close the endpoint", NULL);
+	if (cq)
+		fi_close(&cq->fid);
+}
+
 int main(int argc, char **argv)
 {
 	struct fi_av_attr av_attr = { .type = FI_AV_TABLE };
@@ -214,6 +281,7 @@ int main(int argc, char **argv)
 
 	test_insert_lookup(av, peer, peer_len, info->src_addr, info->src_addrlen);
 	test_refusals(av, peer, peer_len);
+	test_getname(domain, av, info);
 
 	check(fi_close(&domain->fid) == -FI_EBUSY,
 	      "the domain refuses to close while its AV is open", NULL);

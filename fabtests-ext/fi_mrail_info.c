@@ -49,6 +49,25 @@ static void print_rail_address(const struct mrail_rail_addr *rail)
 		printf(" %02x", rail->bytes[i]);
 }
 
+/* How the rail travels in the address: by stack index or name, in which
+ * form, in how many bytes (layout in addr_codec.h). */
+static void print_rail_encoding(const struct mrail_rail_addr *rail)
+{
+	static const char *const forms[] = {
+		[MRAIL_ADDR_FORM_IPV4] = "IPv4",
+		[MRAIL_ADDR_FORM_IPV6] = "IPv6",
+		[MRAIL_ADDR_FORM_RAW] = "raw",
+	};
+	unsigned index = mrail_addr_stack_index(rail->stack);
+
+	if (index)
+		printf("[stack %u, ", index);
+	else
+		printf("[stack inline, ");
+	printf("%s form, %zu bytes]", forms[mrail_addr_rail_form(rail)],
+	       mrail_addr_rail_encoded_len(rail));
+}
+
 /* The n-th '+'-separated port name of mrail's domain name. */
 static void print_port(const char *domain, size_t n)
 {
@@ -115,14 +134,16 @@ int main(int argc, char **argv)
 		fi_freeinfo(info);
 		return 1;
 	}
-	printf("mrail: %u rails, domain %s, fabric %s, address %zu bytes\n",
-	       addr.rail_count, info->domain_attr->name, info->fabric_attr->name,
-	       info->src_addrlen);
+	printf("mrail: %u rails, domain %s, fabric %s, address %zu bytes "
+	       "(version %d)\n", addr.rail_count, info->domain_attr->name,
+	       info->fabric_attr->name, info->src_addrlen, MRAIL_ADDR_VERSION);
 	for (i = 0; i < addr.rail_count; i++) {
 		printf("  rail %zu: %-12s ", i, addr.rails[i].stack);
 		print_port(info->domain_attr->name, i);
 		printf("  ");
 		print_rail_address(&addr.rails[i]);
+		printf("  ");
+		print_rail_encoding(&addr.rails[i]);
 		printf("\n");
 	}
 	fi_freeinfo(info);

@@ -16,7 +16,9 @@
 # connection, so "truncate" hangs; without them, MPI_Mrecv of a claimed
 # rendezvous message never completes, so "mprobe" hangs. The baseline runs
 # truncate alone with FI_OFI_RXM_ENABLE_DYN_RBUF=0 and everything else with
-# the defaults.
+# the defaults. mrail needs neither: it matches and truncates itself and
+# only ever receives into its own bounce buffers on the rails, so its suite
+# runs as one job with the defaults.
 #
 # Needs MRAIL_BUILD (with fabtests-ext/mpi built, i.e. configure found
 # mpicc); MRAIL_PRELOAD is preloaded into the MPI processes. Wrap it in the
@@ -176,15 +178,6 @@ benchmark() {
 	done
 }
 
-# Open MPI's mtl ofi reads the endpoint name into a FI_NAME_MAX (64-byte)
-# buffer; mrail's name for 2 rails is 76 bytes, so MPI_Init fails until the
-# address codec gets a compact form. Until then the mrail runs are opt-in
-# (MRAIL_MPI_OVER_MRAIL=1), so CI stays a truthful signal: the baseline
-# proves the suite, and the skip is printed, not hidden.
-over_mrail=${MRAIL_MPI_OVER_MRAIL:-0}
-[[ $over_mrail == 1 ]] ||
-	note "SKIP: MPI over mrail (set MRAIL_MPI_OVER_MRAIL=1): mtl ofi needs the endpoint name within FI_NAME_MAX (64 bytes), mrail's 2-rail name is 76"
-
 for hosts in 2 4; do
 	if ! "$testbed" up --hosts "$hosts" --rails 2 >/dev/null; then
 		fail "testbed up --hosts $hosts --rails 2" "failed"
@@ -192,13 +185,11 @@ for hosts in 2 4; do
 	fi
 	start=$(now)
 	suite "$core_provider, $hosts hosts" "$hosts" "$core_provider"
-	[[ $over_mrail == 1 ]] &&
-		suite "mrail over 2 tcp;ofi_rxm rails, $hosts hosts" "$hosts" mrail
+	suite "mrail over 2 tcp;ofi_rxm rails, $hosts hosts" "$hosts" mrail
 	note "$hosts hosts took $(elapsed "$start") s"
 	if [[ $hosts -eq 2 ]]; then
 		benchmark "$core_provider, 2 hosts" "$core_provider"
-		[[ $over_mrail == 1 ]] &&
-			benchmark "mrail over 2 tcp;ofi_rxm rails, 2 hosts" mrail
+		benchmark "mrail over 2 tcp;ofi_rxm rails, 2 hosts" mrail
 	fi
 done
 

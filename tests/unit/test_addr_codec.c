@@ -4,26 +4,37 @@
  * random mutations, always from buffers of exactly the length given, so that
  * AddressSanitizer catches any read past it.
  */
+#include <arpa/inet.h>
 #include <errno.h>
+#include <netinet/in.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #include <criterion/criterion.h>
+#include <rdma/fabric.h>
 
 #include "test_rng.h"
 
 #include "addr_codec.h"
 
-/* fi_info addr_format values as libfabric 1.17 numbers them; opaque here. */
-#define TEST_FORMAT_SOCKADDR_IN		2
-#define TEST_FORMAT_SOCKADDR_IN6	3
+_Static_assert(MRAIL_ADDR_FORMAT_SOCKADDR_IN == FI_SOCKADDR_IN,
+	       "the codec's IPv4 format is libfabric's");
+_Static_assert(MRAIL_ADDR_FORMAT_SOCKADDR_IN6 == FI_SOCKADDR_IN6,
+	       "the codec's IPv6 format is libfabric's");
+
+#define FMT_IN		MRAIL_ADDR_FORMAT_SOCKADDR_IN
+#define FMT_IN6		MRAIL_ADDR_FORMAT_SOCKADDR_IN6
+#define IPV4_RAIL_LEN	7	/* descriptor + 4 + 2 */
+#define IPV6_RAIL_LEN	19	/* descriptor + 16 + 2 */
+#define RAW_RAIL_FIXED	6	/* descriptor + format + length */
 
 /* ---- building addresses ---- */
 
-static void set_rail(struct mrail_rail_addr *rail, const char *stack,
-		     uint32_t format, uint16_t len, uint8_t seed)
+static void set_raw_rail(struct mrail_rail_addr *rail, const char *stack,
+			 uint32_t format, uint16_t len, uint8_t seed)
 {
 	uint16_t i;
 
@@ -36,17 +47,71 @@ static void set_rail(struct mrail_rail_addr *rail, const char *stack,
 		rail->bytes[i] = (uint8_t) (seed + i * 7);
 }
 
-/* Rails alternate over two stacks, so that the rail order matters. */
+static void set_ipv4_rail(struct mrail_rail_addr *rail, const char *stack,
+			  const char *ip, uint16_t port)
+{
+	struct sockaddr_in sin;
+
+	memset(rail, 0, sizeof(*rail));
+	memset(&sin, 0, sizeof(sin));
+	cr_assert_lt(strlen(stack), sizeof(rail->stack));
+	strcpy(rail->stack, stack);
+	sin.sin_family = AF_INET;
+	sin.sin_port = htons(port);
+	cr_assert_eq(inet_pton(AF_INET, ip, &sin.sin_addr), 1);
+	rail->format = FMT_IN;
+	rail->len = sizeof(sin);
+	memcpy(rail->bytes, &sin, sizeof(sin));
+}
+
+static void set_ipv6_rail(struct mrail_rail_addr *rail, const char *stack,
+			  const char *ip, uint16_t port, uint32_t flowinfo,
+			  uint32_t scope)
+{
+	struct sockaddr_in6 sin6;
+
+	memset(rail, 0, sizeof(*rail));
+	memset(&sin6, 0, sizeof(sin6));
+	cr_assert_lt(strlen(stack), sizeof(rail->stack));
+	strcpy(rail->stack, stack);
+	sin6.sin6_family = AF_INET6;
+	sin6.sin6_port = htons(port);
+	sin6.sin6_flowinfo = htonl(flowinfo);
+	sin6.sin6_scope_id = scope;
+	cr_assert_eq(inet_pton(AF_INET6, ip, &sin6.sin6_addr), 1);
+	rail->format = FMT_IN6;
+	rail->len = sizeof(sin6);
+	memcpy(rail->bytes, &sin6, sizeof(sin6));
+}
+
+/* IPv4 rails as the testbed has them, alternating over two stacks so that
+ * the rail order matters. */
 static void make_addr(struct mrail_addr *addr, unsigned rails, uint8_t flags)
 {
+	char ip[INET_ADDRSTRLEN];
 	unsigned i;
 
 	memset(addr, 0, sizeof(*addr));
 	addr->rail_count = (uint8_t) rails;
 	addr->flags = flags;
-	for (i = 0; i < rails && i < MRAIL_MAX_RAILS; i++)
-		set_rail(&addr->rails[i], i % 2 ? "udp;ofi_rxd" : "tcp;ofi_rxm",
-			 TEST_FORMAT_SOCKADDR_IN, 16, (uint8_t) (0x10 * i + 1));
+	for (i = 0; i < rails && i < MRAIL_MAX_RAILS; i++) {
+		snprintf(ip, sizeof(ip), "198.18.%u.2", i + 1);
+		set_ipv4_rail(&addr->rails[i],
+			      i % 2 ? "udp;ofi_rxd" : "tcp;ofi_rxm", ip,
+			      (uint16_t) (4711 + i));
+	}
+}
+
+/* Every form and both ways of naming a stack in one address. */
+static void make_mixed_addr(struct mrail_addr *addr)
+{
+	make_addr(addr, 6, 0);
+	set_ipv4_rail(&addr->rails[0], "tcp;ofi_rxm", "198.18.1.2", 4711);
+	set_ipv6_rail(&addr->rails[1], "verbs;ofi_rxm", "fd00::2", 4712, 0, 0);
+	set_ipv4_rail(&addr->rails[2], "tcp;ofi_mrx", "198.18.3.2", 65535);
+	set_ipv6_rail(&addr->rails[3], "udp;ofi_rxd", "fe80::1", 0, 0, 3);
+	set_raw_rail(&addr->rails[4], "psm3", 0x0000000b, 24, 0x40);
+	set_raw_rail(&addr->rails[5], "foo;bar_baz", 0xfedcba98u, 5, 0x90);
 }
 
 /* The largest address there can be: every field at its maximum. */
@@ -61,8 +126,8 @@ static void make_max_addr(struct mrail_addr *addr)
 		memset(stack, 'a' + i, MRAIL_STACK_NAME_MAX - 1);
 		stack[MRAIL_STACK_NAME_MAX - 1] = '\0';
 		stack[5] = ';';
-		set_rail(&addr->rails[i], stack, 0xfedcba98u,
-			 MRAIL_RAIL_ADDR_MAX, (uint8_t) i);
+		set_raw_rail(&addr->rails[i], stack, 0xfedcba98u,
+			     MRAIL_RAIL_ADDR_MAX, (uint8_t) i);
 	}
 }
 
@@ -113,7 +178,8 @@ static void assert_addr_equal(const struct mrail_addr *a,
 	cr_assert_arr_eq(a, b, sizeof(*a));
 }
 
-static void assert_round_trip(const struct mrail_addr *addr)
+/* Returns the encoded length. */
+static size_t assert_round_trip(const struct mrail_addr *addr)
 {
 	uint8_t blob[MRAIL_ADDR_MAX_LEN], again[MRAIL_ADDR_MAX_LEN];
 	struct mrail_addr decoded;
@@ -127,37 +193,149 @@ static void assert_round_trip(const struct mrail_addr *addr)
 	assert_addr_equal(&decoded, addr);
 	cr_assert_eq(encode_ok(&decoded, again, sizeof(again)), len);
 	cr_assert_arr_eq(again, blob, len);
+	return len;
 }
 
 /* ---- round trips ---- */
 
-Test(addr_round_trip, one_rail)
+Test(addr_round_trip, one_to_eight_ipv4_rails)
+{
+	struct mrail_addr addr;
+	unsigned rails;
+	size_t len;
+
+	for (rails = 1; rails <= MRAIL_MAX_RAILS; rails++) {
+		make_addr(&addr, rails, 0);
+		len = assert_round_trip(&addr);
+		cr_assert_eq(len, MRAIL_ADDR_HEADER_LEN + rails * IPV4_RAIL_LEN,
+			     "%u rails", rails);
+		for (unsigned i = 0; i < rails; i++)
+			cr_assert_eq(mrail_addr_rail_form(&addr.rails[i]),
+				     MRAIL_ADDR_FORM_IPV4);
+	}
+}
+
+/* What the format is for: MPI keeps endpoint names in FI_NAME_MAX bytes. */
+Test(addr_round_trip, ipv4_rails_fit_fi_name_max)
 {
 	struct mrail_addr addr;
 
-	make_addr(&addr, 1, 0);
-	assert_round_trip(&addr);
-	/* "tcp;ofi_rxm" is 11 bytes, the core address 16. */
-	cr_assert_eq(mrail_addr_encoded_len(&addr),
-		     MRAIL_ADDR_HEADER_LEN + MRAIL_ADDR_RAIL_OVERHEAD + 27);
+	make_addr(&addr, 4, 0);
+	cr_assert_leq(mrail_addr_encoded_len(&addr), FI_NAME_MAX);
+	make_addr(&addr, MRAIL_MAX_RAILS, 0);
+	cr_assert_leq(mrail_addr_encoded_len(&addr), FI_NAME_MAX);
+	make_addr(&addr, 1, MRAIL_ADDR_FLAG_PARTIAL);
+	cr_assert_leq(mrail_addr_encoded_len(&addr), FI_NAME_MAX);
 }
 
-Test(addr_round_trip, two_rails)
+Test(addr_round_trip, mixed_stacks_and_forms)
+{
+	struct mrail_addr addr;
+	size_t len;
+
+	make_mixed_addr(&addr);
+	len = assert_round_trip(&addr);
+	cr_assert_eq(len, MRAIL_ADDR_HEADER_LEN +
+		     IPV4_RAIL_LEN +
+		     IPV6_RAIL_LEN +
+		     IPV4_RAIL_LEN + 1 + strlen("tcp;ofi_mrx") +
+		     RAW_RAIL_FIXED + sizeof(struct sockaddr_in6) +
+		     RAW_RAIL_FIXED + 24 +
+		     RAW_RAIL_FIXED + 1 + strlen("foo;bar_baz") + 5);
+}
+
+Test(addr_round_trip, ipv6_without_scope_is_compact)
 {
 	struct mrail_addr addr;
 
 	make_addr(&addr, 2, 0);
-	set_rail(&addr.rails[1], "udp;ofi_rxd", TEST_FORMAT_SOCKADDR_IN6, 28,
-		 0x77);
+	set_ipv6_rail(&addr.rails[0], "tcp;ofi_rxm", "2001:db8::1", 4711, 0, 0);
+	set_ipv6_rail(&addr.rails[1], "udp;ofi_rxd", "::", 0, 0, 0);
+	cr_assert_eq(mrail_addr_rail_form(&addr.rails[0]), MRAIL_ADDR_FORM_IPV6);
+	cr_assert_eq(assert_round_trip(&addr),
+		     MRAIL_ADDR_HEADER_LEN + 2 * IPV6_RAIL_LEN);
+}
+
+/* Whatever a compact form would not give back byte for byte goes raw. */
+Test(addr_round_trip, socket_addresses_a_compact_form_cannot_carry)
+{
+	struct mrail_addr addr;
+	struct sockaddr_in sin;
+
+	make_addr(&addr, 1, 0);
+	set_ipv6_rail(&addr.rails[0], "tcp;ofi_rxm", "fe80::1", 1, 0, 2);
+	cr_assert_eq(mrail_addr_rail_form(&addr.rails[0]), MRAIL_ADDR_FORM_RAW,
+		     "IPv6 with a scope");
+	cr_assert_eq(assert_round_trip(&addr), MRAIL_ADDR_HEADER_LEN +
+		     RAW_RAIL_FIXED + sizeof(struct sockaddr_in6));
+
+	set_ipv6_rail(&addr.rails[0], "tcp;ofi_rxm", "fe80::1", 1, 0x12345, 0);
+	cr_assert_eq(mrail_addr_rail_form(&addr.rails[0]), MRAIL_ADDR_FORM_RAW,
+		     "IPv6 with a flow label");
+	assert_round_trip(&addr);
+
+	set_ipv4_rail(&addr.rails[0], "tcp;ofi_rxm", "198.18.1.1", 7);
+	addr.rails[0].bytes[offsetof(struct sockaddr_in, sin_zero) + 3] = 1;
+	cr_assert_eq(mrail_addr_rail_form(&addr.rails[0]), MRAIL_ADDR_FORM_RAW,
+		     "IPv4 with padding that is not zero");
+	assert_round_trip(&addr);
+
+	set_ipv4_rail(&addr.rails[0], "tcp;ofi_rxm", "198.18.1.1", 7);
+	addr.rails[0].format = FI_SOCKADDR;
+	cr_assert_eq(mrail_addr_rail_form(&addr.rails[0]), MRAIL_ADDR_FORM_RAW,
+		     "a sockaddr_in of format FI_SOCKADDR");
+	assert_round_trip(&addr);
+
+	set_ipv4_rail(&addr.rails[0], "tcp;ofi_rxm", "198.18.1.1", 7);
+	addr.rails[0].len = sizeof(struct sockaddr_in6);
+	cr_assert_eq(mrail_addr_rail_form(&addr.rails[0]), MRAIL_ADDR_FORM_RAW,
+		     "a sockaddr_in with a longer length");
+	assert_round_trip(&addr);
+
+	set_ipv4_rail(&addr.rails[0], "tcp;ofi_rxm", "198.18.1.1", 7);
+	memcpy(&sin, addr.rails[0].bytes, sizeof(sin));
+	sin.sin_family = AF_INET6;
+	memcpy(addr.rails[0].bytes, &sin, sizeof(sin));
+	cr_assert_eq(mrail_addr_rail_form(&addr.rails[0]), MRAIL_ADDR_FORM_RAW,
+		     "format FI_SOCKADDR_IN with another family");
+	assert_round_trip(&addr);
+
+	set_ipv4_rail(&addr.rails[0], "tcp;ofi_rxm", "198.18.1.1", 7);
+	addr.rails[0].format = FMT_IN6;
+	cr_assert_eq(mrail_addr_rail_form(&addr.rails[0]), MRAIL_ADDR_FORM_RAW,
+		     "a sockaddr_in said to be FI_SOCKADDR_IN6");
 	assert_round_trip(&addr);
 }
 
-Test(addr_round_trip, max_rails)
+Test(addr_round_trip, every_known_stack_by_index)
 {
 	struct mrail_addr addr;
+	const char *name;
+	unsigned i, j;
 
-	make_addr(&addr, MRAIL_MAX_RAILS, 0);
-	assert_round_trip(&addr);
+	cr_assert_geq(mrail_addr_stack_count(), 2);
+	cr_assert_leq(mrail_addr_stack_count(), MRAIL_ADDR_STACK_MASK);
+	cr_assert_null(mrail_addr_stack_name(0));
+	cr_assert_null(mrail_addr_stack_name(mrail_addr_stack_count() + 1));
+	cr_assert_str_eq(mrail_addr_stack_name(1), "tcp;ofi_rxm");
+	cr_assert_str_eq(mrail_addr_stack_name(2), "udp;ofi_rxd");
+	for (i = 1; i <= mrail_addr_stack_count(); i++) {
+		name = mrail_addr_stack_name(i);
+		cr_assert_not_null(name);
+		cr_assert_lt(strlen(name), MRAIL_STACK_NAME_MAX);
+		cr_assert_eq(mrail_addr_stack_index(name), i, "%s", name);
+		for (j = 1; j < i; j++)
+			cr_assert_str_neq(mrail_addr_stack_name(j), name);
+		make_addr(&addr, 1, 0);
+		memset(addr.rails[0].stack, 0, sizeof(addr.rails[0].stack));
+		strcpy(addr.rails[0].stack, name);
+		/* A table name the decoder refused would fail here. */
+		cr_assert_eq(assert_round_trip(&addr),
+			     MRAIL_ADDR_HEADER_LEN + IPV4_RAIL_LEN, "%s", name);
+	}
+	cr_assert_eq(mrail_addr_stack_index("tcp;ofi_rx"), 0);
+	cr_assert_eq(mrail_addr_stack_index("tcp;ofi_rxm;x"), 0);
+	cr_assert_eq(mrail_addr_stack_index(NULL), 0);
 }
 
 Test(addr_round_trip, largest_address_is_max_len)
@@ -182,10 +360,9 @@ Test(addr_round_trip, shortest_fields)
 	struct mrail_addr addr;
 
 	make_addr(&addr, 1, 0);
-	set_rail(&addr.rails[0], "a", 0, 1, 0);
-	assert_round_trip(&addr);
-	cr_assert_eq(mrail_addr_encoded_len(&addr),
-		     MRAIL_ADDR_HEADER_LEN + MRAIL_ADDR_RAIL_OVERHEAD + 1 + 1);
+	set_raw_rail(&addr.rails[0], "a", 0, 1, 0);
+	cr_assert_eq(assert_round_trip(&addr),
+		     MRAIL_ADDR_HEADER_LEN + RAW_RAIL_FIXED + 1 + 1 + 1);
 }
 
 Test(addr_round_trip, every_stack_character)
@@ -193,24 +370,118 @@ Test(addr_round_trip, every_stack_character)
 	struct mrail_addr addr;
 
 	make_addr(&addr, 2, 0);
-	set_rail(&addr.rails[0], "abcdefghijklmnopqrstuvwxyz;0123456789_",
-		 7, 4, 1);
-	set_rail(&addr.rails[1], "_;_", 8, 4, 2);
+	set_raw_rail(&addr.rails[0], "abcdefghijklmnopqrstuvwxyz;0123456789_",
+		     7, 4, 1);
+	set_raw_rail(&addr.rails[1], "_;_", 8, 4, 2);
 	assert_round_trip(&addr);
+}
+
+/* Random valid addresses: every combination of rails, stacks and forms. */
+Test(addr_round_trip, random_valid_addresses)
+{
+	static const char *const inline_stacks[] = {
+		"x", "tcp;ofi_mrx", "a;b;c", "ofi_rxm", "tcp;ofi_rxm;ofi_hook",
+	};
+	struct mrail_addr addr;
+	uint64_t state = 0x9e3779b97f4a7c15ull;
+	char ip[INET6_ADDRSTRLEN];
+	unsigned round, i, count;
+	uint16_t len;
+
+	for (round = 0; round < 3000; round++) {
+		count = 1 + (unsigned) test_rng_below(&state, MRAIL_MAX_RAILS);
+		make_addr(&addr, count, 0);
+		for (i = 0; i < count; i++) {
+			const char *stack = test_rng_below(&state, 3) ?
+				mrail_addr_stack_name(1 + (unsigned) test_rng_below(
+					&state, mrail_addr_stack_count())) :
+				inline_stacks[test_rng_below(&state, 5)];
+
+			switch (test_rng_below(&state, 3)) {
+			case 0:
+				snprintf(ip, sizeof(ip), "%u.%u.%u.%u",
+					 (unsigned) test_rng_below(&state, 256),
+					 (unsigned) test_rng_below(&state, 256),
+					 (unsigned) test_rng_below(&state, 256),
+					 (unsigned) test_rng_below(&state, 256));
+				set_ipv4_rail(&addr.rails[i], stack, ip,
+					      (uint16_t) test_rng_next(&state));
+				break;
+			case 1:
+				snprintf(ip, sizeof(ip), "fd%02x::%x:%x",
+					 (unsigned) test_rng_below(&state, 256),
+					 (unsigned) test_rng_below(&state, 65536),
+					 (unsigned) test_rng_below(&state, 65536));
+				set_ipv6_rail(&addr.rails[i], stack, ip,
+					      (uint16_t) test_rng_next(&state),
+					      0, (uint32_t) test_rng_below(&state, 2));
+				break;
+			default:
+				len = (uint16_t) (1 + test_rng_below(
+					&state, MRAIL_RAIL_ADDR_MAX));
+				set_raw_rail(&addr.rails[i], stack,
+					     (uint32_t) test_rng_next(&state), len,
+					     (uint8_t) test_rng_next(&state));
+			}
+		}
+		assert_round_trip(&addr);
+	}
 }
 
 /* ---- exact layout ---- */
 
-Test(addr_layout, bytes_are_little_endian_and_in_order)
+Test(addr_layout, ipv4_rails_by_stack_index)
 {
 	static const uint8_t expect[] = {
-		/* header: magic, version, rail count, flags, reserved */
+		/* header: magic, version, rail count, flags */
+		'm', 'r', 'a', MRAIL_ADDR_VERSION, 2, 0,
+		/* rail 1: IPv4 form, stack 1; address; port 4711 */
+		0x21, 198, 18, 1, 2, 0x12, 0x67,
+		/* rail 2: IPv4 form, stack 2 */
+		0x22, 198, 18, 2, 2, 0x12, 0x68,
+	};
+	struct mrail_addr addr, decoded;
+	uint8_t blob[64];
+	char err[MRAIL_ERR_MAX];
+
+	make_addr(&addr, 2, 0);
+	cr_assert_eq(encode_ok(&addr, blob, sizeof(blob)), sizeof(expect));
+	cr_assert_arr_eq(blob, expect, sizeof(expect));
+	cr_assert_eq(decode_exact(expect, sizeof(expect), &decoded, err,
+				  sizeof(err)), 0, "%s", err);
+	assert_addr_equal(&decoded, &addr);
+}
+
+Test(addr_layout, ipv6_rail)
+{
+	static const uint8_t expect[] = {
+		'm', 'r', 'a', MRAIL_ADDR_VERSION, 1, 0,
+		/* IPv6 form, stack 3 (verbs;ofi_rxm); 2001:db8::7; port 258 */
+		0x43, 0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+		0x07, 0x01, 0x02,
+	};
+	struct mrail_addr addr, decoded;
+	uint8_t blob[64];
+	char err[MRAIL_ERR_MAX];
+
+	make_addr(&addr, 1, 0);
+	set_ipv6_rail(&addr.rails[0], "verbs;ofi_rxm", "2001:db8::7", 258, 0, 0);
+	cr_assert_eq(encode_ok(&addr, blob, sizeof(blob)), sizeof(expect));
+	cr_assert_arr_eq(blob, expect, sizeof(expect));
+	cr_assert_eq(decode_exact(expect, sizeof(expect), &decoded, err,
+				  sizeof(err)), 0, "%s", err);
+	assert_addr_equal(&decoded, &addr);
+}
+
+Test(addr_layout, inline_stack_and_raw_address)
+{
+	static const uint8_t expect[] = {
 		'm', 'r', 'a', MRAIL_ADDR_VERSION, 1, MRAIL_ADDR_FLAG_PARTIAL,
-		0, 0,
-		/* rail 1: name length, name, format, address length, address */
-		3, 't', 'c', 'p',
+		/* raw form, inline stack: name length, name */
+		0x60, 3, 't', 'c', 'x',
+		/* format, address length, address */
 		0x01, 0x02, 0x03, 0x04,
-		0x03, 0x00,
+		0x03,
 		0xaa, 0xbb, 0xcc,
 	};
 	struct mrail_addr addr, decoded;
@@ -220,7 +491,7 @@ Test(addr_layout, bytes_are_little_endian_and_in_order)
 	memset(&addr, 0, sizeof(addr));
 	addr.rail_count = 1;
 	addr.flags = MRAIL_ADDR_FLAG_PARTIAL;
-	strcpy(addr.rails[0].stack, "tcp");
+	strcpy(addr.rails[0].stack, "tcx");
 	addr.rails[0].format = 0x04030201;
 	addr.rails[0].len = 3;
 	addr.rails[0].bytes[0] = 0xaa;
@@ -239,51 +510,61 @@ Test(addr_layout, bytes_are_little_endian_and_in_order)
 				  sizeof(err)), 0, "%s", err);
 	cr_assert_eq(decoded.rails[0].format, 0x04030201);
 	cr_assert_eq(decoded.rails[0].len, 3);
-	cr_assert_str_eq(decoded.rails[0].stack, "tcp");
+	cr_assert_str_eq(decoded.rails[0].stack, "tcx");
 	cr_assert_eq(decoded.rails[0].bytes[3], 0,
 		     "decoded struct is zero past len");
 	cr_assert_eq(decoded.rails[0].stack[5], 0);
 	cr_assert_eq(decoded.rails[3].len, 0);
 }
 
-Test(addr_layout, length_fields_above_one_byte)
+/* The decoder builds the socket address the core provider's AV takes. */
+Test(addr_layout, decoded_ipv4_is_a_plain_sockaddr_in)
 {
+	static const uint8_t blob[] = {
+		'm', 'r', 'a', MRAIL_ADDR_VERSION, 1, 0,
+		0x21, 198, 18, 2, 7, 0xab, 0xcd,
+	};
 	struct mrail_addr addr;
-	uint8_t blob[MRAIL_ADDR_MAX_LEN];
+	struct sockaddr_in sin;
+	char err[MRAIL_ERR_MAX];
 
-	make_addr(&addr, 1, 0);
-	addr.rails[0].len = MRAIL_RAIL_ADDR_MAX;
-	encode_ok(&addr, blob, sizeof(blob));
-	/* header 8, name length 1, "tcp;ofi_rxm" 11, format 4: length at 24. */
-	cr_assert_eq(blob[24], MRAIL_RAIL_ADDR_MAX & 0xff);
-	cr_assert_eq(blob[25], MRAIL_RAIL_ADDR_MAX >> 8);
+	cr_assert_eq(decode_exact(blob, sizeof(blob), &addr, err, sizeof(err)),
+		     0, "%s", err);
+	cr_assert_str_eq(addr.rails[0].stack, "tcp;ofi_rxm");
+	cr_assert_eq(addr.rails[0].format, FI_SOCKADDR_IN);
+	cr_assert_eq(addr.rails[0].len, sizeof(sin));
+	memcpy(&sin, addr.rails[0].bytes, sizeof(sin));
+	cr_assert_eq(sin.sin_family, AF_INET);
+	cr_assert_eq(ntohs(sin.sin_port), 0xabcd);
+	cr_assert_eq(ntohl(sin.sin_addr.s_addr), 0xc6120207);
 }
 
 /* ---- malformed blobs ---- */
 
-/* Offset of rail i's first byte (its name length) in addr's encoding. */
-static size_t rail_offset(const struct mrail_addr *addr, unsigned rail)
-{
-	size_t off = MRAIL_ADDR_HEADER_LEN;
-	unsigned i;
-
-	for (i = 0; i < rail; i++)
-		off += MRAIL_ADDR_RAIL_OVERHEAD + strlen(addr->rails[i].stack) +
-		       addr->rails[i].len;
-	return off;
-}
-
-/* A valid two-rail blob and its decoded form, for tests to break. */
+/* A valid blob and its decoded form, for tests to break: rail 1 is IPv4
+ * over stack 1 (offset 6..12), rail 2 raw over an inline stack ("ab", at
+ * offset 13: descriptor, length 2, name, format, length 3, address). */
 struct sample {
 	struct mrail_addr addr;
 	uint8_t blob[MRAIL_ADDR_MAX_LEN + 16];
 	size_t len;
 };
 
+#define S_RAIL1		6
+#define S_RAIL2		13
+#define S_NAME2		(S_RAIL2 + 2)
+#define S_FORMAT2	(S_NAME2 + 2)
+#define S_ALEN2		(S_FORMAT2 + 4)
+#define S_LEN		(S_ALEN2 + 1 + 3)
+
 static void sample_init(struct sample *s)
 {
 	make_addr(&s->addr, 2, 0);
+	set_raw_rail(&s->addr.rails[1], "ab", 0x11, 3, 0x30);
 	s->len = encode_ok(&s->addr, s->blob, sizeof(s->blob));
+	cr_assert_eq(s->len, S_LEN);
+	cr_assert_eq(s->blob[S_RAIL2], 0x60);
+	cr_assert_eq(s->blob[S_RAIL2 + 1], 2);
 }
 
 static void assert_decode_fails_with(const uint8_t *blob, size_t len, ...)
@@ -334,9 +615,26 @@ Test(addr_malformed, magic)
 
 Test(addr_malformed, version)
 {
-	assert_byte_refused(3, 0, "version 0 is not supported", "version 1");
-	assert_byte_refused(3, 2, "version 2 is not supported");
+	assert_byte_refused(3, 0, "version 0 is not supported", "version 2");
+	assert_byte_refused(3, 3, "version 3 is not supported");
 	assert_byte_refused(3, 255, "version 255 is not supported");
+}
+
+/* A version 1 address, as the previous mrail wrote it for one tcp;ofi_rxm
+ * rail, is named for what it is, also when cut right after its version. */
+Test(addr_malformed, version_1_blob)
+{
+	static const uint8_t v1[] = {
+		'm', 'r', 'a', 1, 1, 0, 0, 0,
+		11, 't', 'c', 'p', ';', 'o', 'f', 'i', '_', 'r', 'x', 'm',
+		2, 0, 0, 0, 16, 0,
+		2, 0, 0x12, 0x67, 198, 18, 1, 2, 0, 0, 0, 0, 0, 0, 0, 0,
+	};
+
+	assert_decode_fails(v1, sizeof(v1), "version 1 is not supported",
+			    "speaks version 2",
+			    "every process must run the same mrail");
+	assert_decode_fails(v1, 4, "version 1 is not supported");
 }
 
 Test(addr_malformed, rail_count)
@@ -348,12 +646,11 @@ Test(addr_malformed, rail_count)
 	assert_byte_refused(4, 255, "has 255 rails");
 
 	/* Counts that disagree with the rails that follow. */
-	assert_byte_refused(4, 1, "34 stray bytes after its last rail",
-			    "rail 1 ends at offset 42 of 76");
+	assert_byte_refused(4, 1, "12 stray bytes after its last rail",
+			    "rail 1 ends at offset 13 of 25");
 	sample_init(&s);
 	s.blob[4] = 3;
-	assert_decode_fails(s.blob, s.len, "truncated",
-			    "rail 3 stack name length");
+	assert_decode_fails(s.blob, s.len, "truncated", "rail 3 descriptor");
 }
 
 Test(addr_malformed, flags)
@@ -366,71 +663,83 @@ Test(addr_malformed, flags)
 		"partial mrail address has 2 rails, must have exactly 1");
 }
 
-Test(addr_malformed, reserved)
+Test(addr_malformed, address_form)
 {
-	assert_byte_refused(6, 0x01, "reserved field is 0x0001, must be zero");
-	assert_byte_refused(7, 0x01, "reserved field is 0x0100");
-	assert_byte_refused(7, 0x80, "reserved field is 0x8000");
+	unsigned form;
+	char want[64];
+
+	for (form = 0; form < 8; form++) {
+		if (form >= MRAIL_ADDR_FORM_IPV4 && form <= MRAIL_ADDR_FORM_RAW)
+			continue;
+		snprintf(want, sizeof(want), "has address form %u", form);
+		assert_byte_refused(S_RAIL1, form << MRAIL_ADDR_FORM_SHIFT | 1,
+				    "rail 1 descriptor", want,
+				    "must be 1 (IPv4), 2 (IPv6) or 3 (raw)");
+		assert_byte_refused(S_RAIL2, form << MRAIL_ADDR_FORM_SHIFT,
+				    "rail 2 descriptor", want);
+	}
+}
+
+Test(addr_malformed, stack_index)
+{
+	unsigned index;
+	char want[64];
+
+	for (index = mrail_addr_stack_count() + 1;
+	     index <= MRAIL_ADDR_STACK_MASK; index++) {
+		snprintf(want, sizeof(want), "rail 1 names stack %u", index);
+		assert_byte_refused(S_RAIL1, 0x20 | index, want,
+				    "this mrail knows stacks 1..");
+	}
+}
+
+/* The same bytes read another way must fail cleanly too. */
+Test(addr_malformed, form_changed_under_the_bytes)
+{
+	/* IPv4 bytes read as IPv6: its 18 bytes run to the end. */
+	assert_byte_refused(S_RAIL1, 0x41, "truncated", "rail 2 descriptor");
+	/* IPv4 bytes read as raw: format 198.18.1.2, length 0x12. */
+	assert_byte_refused(S_RAIL1, 0x61, "rail 1 core address needs 18 bytes");
+	/* Rail 1 inline: its first address byte (198) is a name length. */
+	assert_byte_refused(S_RAIL1, 0x20, "rail 1 stack name length 198");
+	/* Rail 2's inline name read as a table index: its length (2) and name
+	 * are then an IPv4 address. */
+	assert_byte_refused(S_RAIL2, 0x21, "stray bytes");
 }
 
 Test(addr_malformed, stack_name_length)
 {
-	struct sample s;
-	size_t rail1, rail2;
-
-	sample_init(&s);
-	rail1 = rail_offset(&s.addr, 0);
-	rail2 = rail_offset(&s.addr, 1);
-	assert_byte_refused(rail1, 0, "rail 1 stack name length 0 is out of "
-			    "range (1..63)");
-	assert_byte_refused(rail1, 64,
-			    "rail 1 stack name length 64 is out of range");
-	assert_byte_refused(rail1, 255, "rail 1 stack name length 255");
-	assert_byte_refused(rail2, 0, "rail 2 stack name length 0");
-	assert_byte_refused(rail2, MRAIL_STACK_NAME_MAX,
-			    "rail 2 stack name length 64");
+	assert_byte_refused(S_RAIL2 + 1, 0, "rail 2 stack name length 0 is out "
+			    "of range (1..63)");
+	assert_byte_refused(S_RAIL2 + 1, 64,
+			    "rail 2 stack name length 64 is out of range");
+	assert_byte_refused(S_RAIL2 + 1, 255, "rail 2 stack name length 255");
+	assert_byte_refused(S_RAIL2 + 1, 63, "truncated",
+			    "rail 2 stack name needs 63 bytes");
 }
 
 Test(addr_malformed, stack_name_characters)
 {
-	struct sample s;
-	size_t name1, name2;
-
-	sample_init(&s);
-	name1 = rail_offset(&s.addr, 0) + 1;
-	name2 = rail_offset(&s.addr, 1) + 1;
-	assert_byte_refused(name1, 'T',
-			    "rail 1 stack name has byte 0x54 at position 1",
+	assert_byte_refused(S_NAME2, 'A',
+			    "rail 2 stack name has byte 0x41 at position 1",
 			    "only a-z, 0-9, '_' and ';'");
-	assert_byte_refused(name1 + 3, 0,
-			    "rail 1 stack name has byte 0x00 at position 4");
-	assert_byte_refused(name1 + 10, ' ', "byte 0x20 at position 11");
-	assert_byte_refused(name1 + 4, '-', "byte 0x2d at position 5");
-	assert_byte_refused(name1 + 4, '.', "byte 0x2e");
-	assert_byte_refused(name1 + 4, '@', "byte 0x40");
-	assert_byte_refused(name1 + 4, '"', "byte 0x22");
-	assert_byte_refused(name2 + 2, 0xff,
-			    "rail 2 stack name has byte 0xff at position 3");
-	assert_byte_refused(name2 + 2, 0x80, "rail 2 stack name has byte 0x80");
+	assert_byte_refused(S_NAME2 + 1, 0,
+			    "rail 2 stack name has byte 0x00 at position 2");
+	assert_byte_refused(S_NAME2 + 1, ' ', "byte 0x20 at position 2");
+	assert_byte_refused(S_NAME2, '-', "byte 0x2d at position 1");
+	assert_byte_refused(S_NAME2, '.', "byte 0x2e");
+	assert_byte_refused(S_NAME2, '@', "byte 0x40");
+	assert_byte_refused(S_NAME2, '"', "byte 0x22");
+	assert_byte_refused(S_NAME2 + 1, 0xff, "byte 0xff at position 2");
+	assert_byte_refused(S_NAME2 + 1, 0x80, "byte 0x80");
 }
 
 Test(addr_malformed, stack_name_empty_provider)
 {
-	struct sample s;
-	size_t name1, name2;
-
-	sample_init(&s);
-	name1 = rail_offset(&s.addr, 0) + 1;
-	name2 = rail_offset(&s.addr, 1) + 1;
-	/* "tcp;ofi_rxm" is 11 bytes: 0..2 "tcp", 3 ';', 4..10 "ofi_rxm". */
-	assert_byte_refused(name1, ';', "rail 1 stack name \";cp;ofi_rxm\"",
+	assert_byte_refused(S_NAME2, ';', "rail 2 stack name \";b\"",
 			    "empty provider name");
-	assert_byte_refused(name1 + 10, ';', "\"tcp;ofi_rx;\"",
+	assert_byte_refused(S_NAME2 + 1, ';', "rail 2 stack name \"a;\"",
 			    "empty provider name");
-	assert_byte_refused(name1 + 4, ';', "\"tcp;;fi_rxm\"",
-			    "empty provider name");
-	assert_byte_refused(name2 + 2, ';',
-			    "rail 2 stack name \"ud;;ofi_rxd\"");
 }
 
 Test(addr_malformed, stack_name_of_only_separators)
@@ -440,77 +749,117 @@ Test(addr_malformed, stack_name_of_only_separators)
 	size_t len;
 
 	make_addr(&addr, 1, 0);
-	set_rail(&addr.rails[0], "x", 1, 1, 0);
+	set_raw_rail(&addr.rails[0], "x", 1, 1, 0);
 	len = encode_ok(&addr, blob, sizeof(blob));
-	blob[MRAIL_ADDR_HEADER_LEN + 1] = ';';
+	blob[MRAIL_ADDR_HEADER_LEN + 2] = ';';
 	assert_decode_fails(blob, len, "rail 1 stack name \";\"",
 			    "empty provider name");
 }
 
+/* One encoding per address: a known stack is never written inline. */
+Test(addr_malformed, known_stack_written_inline)
+{
+	static const uint8_t blob[] = {
+		'm', 'r', 'a', MRAIL_ADDR_VERSION, 1, 0,
+		0x20, 11, 't', 'c', 'p', ';', 'o', 'f', 'i', '_', 'r', 'x', 'm',
+		198, 18, 1, 2, 0x12, 0x67,
+	};
+
+	assert_decode_fails(blob, sizeof(blob),
+			    "rail 1 stack name \"tcp;ofi_rxm\" is written inline",
+			    "known stack 1");
+}
+
 Test(addr_malformed, core_address_length)
 {
-	struct sample s;
-	size_t len1, len2;
+	assert_byte_refused(S_ALEN2, 0,
+			    "rail 2 core address length 0 is out of range "
+			    "(1..128)");
+	assert_byte_refused(S_ALEN2, MRAIL_RAIL_ADDR_MAX + 1,
+			    "rail 2 core address length 129 is out of range");
+	assert_byte_refused(S_ALEN2, 255, "rail 2 core address length 255");
+	assert_byte_refused(S_ALEN2, 4, "truncated",
+			    "rail 2 core address needs 4 bytes", "3 remain");
+}
 
-	sample_init(&s);
-	len1 = rail_offset(&s.addr, 0) + 1 + strlen(s.addr.rails[0].stack) + 4;
-	len2 = rail_offset(&s.addr, 1) + 1 + strlen(s.addr.rails[1].stack) + 4;
-	assert_byte_refused(
-		len1, 0,
-		"rail 1 core address length 0 is out of range (1..128)");
-	assert_byte_refused(len1, MRAIL_RAIL_ADDR_MAX + 1,
-			    "rail 1 core address length 129 is out of range");
-	assert_byte_refused(len1 + 1, 1, "rail 1 core address length 272");
-	assert_byte_refused(len2 + 1, 0xff, "rail 2 core address length 65296");
+/* One encoding per address: what a compact form carries is never raw. */
+Test(addr_malformed, compact_address_written_raw)
+{
+	struct mrail_addr addr;
+	uint8_t blob[128];
+	size_t len, i;
+	uint8_t *p;
 
-	sample_init(&s);
-	s.blob[len1] = 0xff;
-	s.blob[len1 + 1] = 0xff;
-	assert_decode_fails(s.blob, s.len, "rail 1 core address length 65535");
+	for (i = 0; i < 2; i++) {
+		make_addr(&addr, 1, 0);
+		if (i)
+			set_ipv6_rail(&addr.rails[0], "tcp;ofi_rxm", "fd00::1",
+				      9, 0, 0);
+		/* Written by hand as the raw form. */
+		memcpy(blob, "mra", 3);
+		blob[3] = MRAIL_ADDR_VERSION;
+		blob[4] = 1;
+		blob[5] = 0;
+		p = blob + 6;
+		*p++ = 0x61;
+		*p++ = (uint8_t) addr.rails[0].format;
+		*p++ = 0;
+		*p++ = 0;
+		*p++ = 0;
+		*p++ = (uint8_t) addr.rails[0].len;
+		memcpy(p, addr.rails[0].bytes, addr.rails[0].len);
+		len = (size_t) (p - blob) + addr.rails[0].len;
+		assert_decode_fails(blob, len, "rail 1 core address is in the raw "
+				    "form", i ? "must use the IPv6 form" :
+				    "must use the IPv4 form");
+	}
+}
+
+static void assert_every_truncation_fails(const struct mrail_addr *addr)
+{
+	uint8_t blob[MRAIL_ADDR_MAX_LEN];
+	size_t len, cut;
+
+	len = encode_ok(addr, blob, sizeof(blob));
+	for (cut = 0; cut < len; cut++)
+		assert_decode_fails(blob, cut, "truncated");
 }
 
 Test(addr_malformed, every_truncation_of_a_valid_blob)
 {
 	struct mrail_addr addr;
-	uint8_t blob[MRAIL_ADDR_MAX_LEN];
-	size_t len, cut;
 	unsigned rails;
 
-	for (rails = 1; rails <= MRAIL_MAX_RAILS;
-	     rails += MRAIL_MAX_RAILS - 1) {
+	for (rails = 1; rails <= MRAIL_MAX_RAILS; rails++) {
 		make_addr(&addr, rails, 0);
-		len = encode_ok(&addr, blob, sizeof(blob));
-		for (cut = 0; cut < len; cut++)
-			assert_decode_fails(blob, cut, "truncated");
+		assert_every_truncation_fails(&addr);
 	}
-
+	make_mixed_addr(&addr);
+	assert_every_truncation_fails(&addr);
 	make_max_addr(&addr);
-	len = encode_ok(&addr, blob, sizeof(blob));
-	for (cut = 0; cut < len; cut++)
-		assert_decode_fails(blob, cut, "truncated");
+	assert_every_truncation_fails(&addr);
 }
 
 Test(addr_malformed, truncation_names_the_field)
 {
 	struct sample s;
-	size_t rail2;
 
 	sample_init(&s);
-	rail2 = rail_offset(&s.addr, 1);
 	assert_decode_fails(s.blob, 0,
-			    "truncated: 0 bytes, the header alone is 8");
-	assert_decode_fails(s.blob, 7, "truncated: 7 bytes");
-	assert_decode_fails(s.blob, 8, "rail 1 stack name length needs 1 "
-			    "bytes at offset 8");
-	assert_decode_fails(
-		s.blob, 12,
-		"rail 1 stack name needs 11 bytes at offset 9, 3 remain");
-	assert_decode_fails(s.blob, 21, "rail 1 core address format");
-	assert_decode_fails(s.blob, 25, "rail 1 core address length");
-	assert_decode_fails(s.blob, 26, "rail 1 core address needs 16 bytes");
-	assert_decode_fails(s.blob, rail2, "rail 2 stack name length");
+			    "truncated: 0 bytes, the header alone is 6");
+	assert_decode_fails(s.blob, 5, "truncated: 5 bytes");
+	assert_decode_fails(s.blob, 6, "rail 1 descriptor needs 1 bytes at "
+			    "offset 6");
+	assert_decode_fails(s.blob, 12, "rail 1 IPv4 address and port needs 6 "
+			    "bytes at offset 7, 5 remain of 12");
+	assert_decode_fails(s.blob, S_RAIL2, "rail 2 descriptor");
+	assert_decode_fails(s.blob, S_RAIL2 + 1, "rail 2 stack name length");
+	assert_decode_fails(s.blob, S_NAME2 + 1,
+			    "rail 2 stack name needs 2 bytes", "1 remain");
+	assert_decode_fails(s.blob, S_FORMAT2 + 3, "rail 2 core address format");
+	assert_decode_fails(s.blob, S_ALEN2, "rail 2 core address length");
 	assert_decode_fails(s.blob, s.len - 1,
-			    "rail 2 core address needs 16 bytes", "15 remain");
+			    "rail 2 core address needs 3 bytes", "2 remain");
 }
 
 Test(addr_malformed, trailing_bytes)
@@ -521,7 +870,7 @@ Test(addr_malformed, trailing_bytes)
 	s.blob[s.len] = 0;
 	assert_decode_fails(s.blob, s.len + 1,
 			    "1 stray byte after its last rail",
-			    "rail 2 ends at offset 76 of 77");
+			    "rail 2 ends at offset 25 of 26");
 	memset(&s.blob[s.len], 'm', 8);
 	assert_decode_fails(s.blob, s.len + 8, "8 stray bytes");
 }
@@ -619,12 +968,15 @@ Test(addr_encode, refuses_bad_stack_names)
 		make_addr(&addr, 2, 0);
 		strcpy(addr.rails[1].stack, bad[i]);
 		assert_encode_refuses(&addr, bad[i]);
+		set_raw_rail(&addr.rails[1], bad[i], 9, 9, 9);
+		assert_encode_refuses(&addr, bad[i]);
 	}
 
 	/* A name that fills the array has no NUL: 64 characters is too long. */
 	make_addr(&addr, 1, 0);
 	memset(addr.rails[0].stack, 'a', sizeof(addr.rails[0].stack));
 	assert_encode_refuses(&addr, "unterminated stack");
+	cr_assert_eq(mrail_addr_rail_encoded_len(&addr.rails[0]), 0);
 }
 
 Test(addr_encode, refuses_bad_core_address_lengths)
@@ -638,6 +990,22 @@ Test(addr_encode, refuses_bad_core_address_lengths)
 	assert_encode_refuses(&addr, "core address too long");
 	addr.rails[1].len = 0xffff;
 	assert_encode_refuses(&addr, "core address far too long");
+	cr_assert_eq(mrail_addr_rail_encoded_len(&addr.rails[1]), 0);
+	cr_assert_eq(mrail_addr_rail_encoded_len(NULL), 0);
+}
+
+Test(addr_encode, rail_encoded_len_by_form)
+{
+	struct mrail_rail_addr rail;
+
+	set_ipv4_rail(&rail, "tcp;ofi_rxm", "198.18.1.1", 1);
+	cr_assert_eq(mrail_addr_rail_encoded_len(&rail), IPV4_RAIL_LEN);
+	set_ipv4_rail(&rail, "tcp;ofi_mrx", "198.18.1.1", 1);
+	cr_assert_eq(mrail_addr_rail_encoded_len(&rail), IPV4_RAIL_LEN + 12);
+	set_ipv6_rail(&rail, "udp;ofi_rxd", "::1", 1, 0, 0);
+	cr_assert_eq(mrail_addr_rail_encoded_len(&rail), IPV6_RAIL_LEN);
+	set_raw_rail(&rail, "udp;ofi_rxd", 77, 100, 0);
+	cr_assert_eq(mrail_addr_rail_encoded_len(&rail), RAW_RAIL_FIXED + 100);
 }
 
 Test(addr_encode, short_buffer_is_enospc_and_untouched)
@@ -675,12 +1043,14 @@ static uint32_t fuzz_below(uint64_t *state, uint32_t bound)
 	return (uint32_t) test_rng_below(state, bound);
 }
 
-/* Values where range checks tend to be off by one. */
+/* Values where range checks tend to be off by one, and descriptors of
+ * every form next to the valid ones. */
 static uint8_t fuzz_edge_value(uint64_t *state)
 {
 	static const uint8_t edges[] = {
-		0, 1, 2, 8, 9, 0x3e, 0x3f, 0x40, 0x7f, 0x80, 0x81, 0xfe, 0xff,
-		';', 'a',
+		0, 1, 2, 8, 9, 0x0f, 0x10, 0x1f, 0x20, 0x21, 0x22, 0x2f, 0x3e,
+		0x3f, 0x40, 0x41, 0x5f, 0x60, 0x61, 0x7f, 0x80, 0x81, 0x9f,
+		0xc0, 0xe0, 0xfe, 0xff, ';', 'a',
 	};
 
 	return edges[fuzz_below(state, sizeof(edges))];
@@ -728,31 +1098,46 @@ static size_t fuzz_mutate(uint64_t *state, uint8_t *blob, size_t len)
 	}
 }
 
+#define FUZZ_SEEDS 6
+
 Test(addr_fuzz, mutations_fail_cleanly_or_round_trip_exactly)
 {
-	struct mrail_addr seeds[4], decoded;
+	struct mrail_addr seeds[FUZZ_SEEDS], decoded;
 	uint8_t blob[FUZZ_CAP], again[MRAIL_ADDR_MAX_LEN];
+	uint8_t seed_blob[FUZZ_SEEDS][MRAIL_ADDR_MAX_LEN];
 	uint64_t state = 0x2545f491;
-	size_t len, seed_len[4], accepted = 0, refused = 0;
+	size_t len, seed_len[FUZZ_SEEDS], accepted = 0, refused = 0, used;
 	unsigned i, round, changes;
 	char err[MRAIL_ERR_MAX];
-	uint8_t seed_blob[4][MRAIL_ADDR_MAX_LEN];
+	uint8_t *copy;
 
 	make_addr(&seeds[0], 1, 0);
-	make_addr(&seeds[1], 2, 0);
+	make_addr(&seeds[1], 4, 0);
 	make_addr(&seeds[2], 1, MRAIL_ADDR_FLAG_PARTIAL);
-	make_max_addr(&seeds[3]);
-	for (i = 0; i < 4; i++)
+	make_mixed_addr(&seeds[3]);
+	make_max_addr(&seeds[4]);
+	make_addr(&seeds[5], 2, 0);
+	set_raw_rail(&seeds[5].rails[1], "ab", 0x11, 3, 0x30);
+	for (i = 0; i < FUZZ_SEEDS; i++)
 		seed_len[i] = encode_ok(&seeds[i], seed_blob[i],
 					sizeof(seed_blob[i]));
 
-	for (round = 0; round < 20000; round++) {
-		i = round % 4;
+	for (round = 0; round < 30000; round++) {
+		i = round % FUZZ_SEEDS;
 		memcpy(blob, seed_blob[i], seed_len[i]);
 		len = seed_len[i];
 		changes = 1 + fuzz_below(&state, 4);
 		while (changes--)
 			len = fuzz_mutate(&state, blob, len);
+
+		/* The prefix decoder reads no further than the exact one. */
+		copy = malloc(len ? len : 1);
+		cr_assert_not_null(copy);
+		memcpy(copy, blob, len);
+		if (!mrail_addr_decode_prefix(copy, len, &decoded, &used, NULL,
+					      0))
+			cr_assert_leq(used, len, "round %u", round);
+		free(copy);
 
 		memset(err, 'x', sizeof(err));
 		if (decode_exact(blob, len, &decoded, err, sizeof(err))) {
@@ -776,6 +1161,36 @@ Test(addr_fuzz, mutations_fail_cleanly_or_round_trip_exactly)
 	/* Both outcomes must have been exercised for the loop to mean much. */
 	cr_assert_gt(accepted, 1000, "only %zu mutations decoded", accepted);
 	cr_assert_gt(refused, 1000, "only %zu mutations refused", refused);
+}
+
+/* Random bytes after a valid header: descriptors of every kind. */
+Test(addr_fuzz, random_rails_after_a_valid_header)
+{
+	uint8_t blob[64], again[MRAIL_ADDR_MAX_LEN];
+	struct mrail_addr decoded;
+	uint64_t state = 0x51ed270b;
+	size_t len, i, accepted = 0;
+	unsigned round;
+
+	for (round = 0; round < 50000; round++) {
+		len = MRAIL_ADDR_HEADER_LEN + fuzz_below(&state, 40);
+		memcpy(blob, "mra", 3);
+		blob[3] = MRAIL_ADDR_VERSION;
+		blob[4] = (uint8_t) (1 + fuzz_below(&state, 3));
+		blob[5] = 0;
+		for (i = MRAIL_ADDR_HEADER_LEN; i < len; i++)
+			blob[i] = (uint8_t) test_rng_next(&state);
+		/* Descriptors mostly valid, so that decoding gets further. */
+		blob[MRAIL_ADDR_HEADER_LEN] = (uint8_t) ((1 + fuzz_below(&state, 3))
+			<< MRAIL_ADDR_FORM_SHIFT | fuzz_below(&state, 32));
+		if (decode_exact(blob, len, &decoded, NULL, 0))
+			continue;
+		cr_assert_eq(mrail_addr_encode(&decoded, again, sizeof(again)),
+			     (ssize_t) len, "round %u", round);
+		cr_assert_arr_eq(again, blob, len, "round %u", round);
+		accepted++;
+	}
+	cr_assert_gt(accepted, 100, "only %zu decoded", accepted);
 }
 
 /* ---- compatibility ---- */
@@ -812,8 +1227,7 @@ Test(addr_compat, core_addresses_may_differ)
 
 	make_addr(&local, 2, 0);
 	make_addr(&peer, 2, 0);
-	set_rail(&peer.rails[0], "tcp;ofi_rxm", TEST_FORMAT_SOCKADDR_IN6, 28,
-		 0x99);
+	set_raw_rail(&peer.rails[0], "tcp;ofi_rxm", FMT_IN6, 28, 0x99);
 	cr_assert_eq(mrail_addr_check_compatible(&local, &peer, NULL, 0), 0);
 }
 
@@ -899,6 +1313,8 @@ Test(addr_compat, decoded_peer_against_local)
 		     0);
 }
 
+/* ---- several addresses in one buffer ---- */
+
 /* fi_av_insert hands several addresses back to back in one buffer. */
 Test(addr_prefix, packed_addresses_decode_one_after_another)
 {
@@ -931,7 +1347,7 @@ Test(addr_prefix, every_truncation_fails_with_nothing_consumed)
 	size_t len, cut, used;
 	uint8_t *copy;
 
-	make_addr(&addr, 3, 0);
+	make_mixed_addr(&addr);
 	len = encode_ok(&addr, full, sizeof(full));
 	for (cut = 0; cut < len; cut++) {
 		/* Exactly cut bytes on the heap: ASan sees any overread. */

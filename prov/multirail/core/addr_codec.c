@@ -10,10 +10,12 @@
  * Rails are numbered from 1 in messages, as in FI_MRAIL_RAILS.
  */
 #include <errno.h>
+#include <netinet/in.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #include "addr_codec.h"
 #include "mrail_err.h"
@@ -24,7 +26,42 @@ static const uint8_t addr_magic[3] = { 'm', 'r', 'a' };
 #define HDR_VERSION	3
 #define HDR_RAIL_COUNT	4
 #define HDR_FLAGS	5
-#define HDR_RESERVED	6
+
+/*
+ * Stacks a rail descriptor names by index (1-based), so that the common
+ * ones cost no bytes. This table is part of the wire format: entries are
+ * only ever appended (up to 31), never reordered or removed, without a new
+ * MRAIL_ADDR_VERSION. Any other stack travels inline by name.
+ */
+static const char *const known_stacks[] = {
+	"tcp;ofi_rxm",		/* 1 */
+	"udp;ofi_rxd",		/* 2 */
+	"verbs;ofi_rxm",	/* 3 */
+	"verbs;ofi_rxd",	/* 4 */
+	"psm3",			/* 5 */
+	"psm2",			/* 6 */
+	"opx",			/* 7 */
+	"efa",			/* 8 */
+	"cxi",			/* 9 */
+	"sockets",		/* 10 */
+	"net;ofi_rxm",		/* 11 */
+	"net",			/* 12 */
+	"tcp",			/* 13 */
+	"ucx",			/* 14 */
+	"shm",			/* 15 */
+};
+
+#define KNOWN_STACKS (sizeof(known_stacks) / sizeof(known_stacks[0]))
+
+_Static_assert(KNOWN_STACKS <= MRAIL_ADDR_STACK_MASK,
+	       "a stack index must fit the descriptor's low bits");
+_Static_assert(MRAIL_RAIL_ADDR_MAX <= UINT8_MAX,
+	       "the raw form's length is one byte");
+
+/* What the compact forms write per rail after the descriptor. */
+#define IPV4_FORM_LEN	(4 + 2)
+#define IPV6_FORM_LEN	(16 + 2)
+#define RAW_FORM_FIXED	(4 + 1)
 
 /* Where decode_* explain what is wrong; err may be NULL when nobody asks. */
 struct codec_err {
@@ -130,6 +167,123 @@ static int check_core_addr_len(const struct codec_err *err, unsigned rail,
 	return 0;
 }
 
+/* ---- the stack table and the address forms ---- */
+
+unsigned mrail_addr_stack_count(void)
+{
+	return KNOWN_STACKS;
+}
+
+const char *mrail_addr_stack_name(unsigned index)
+{
+	if (index < 1 || index > KNOWN_STACKS)
+		return NULL;
+	return known_stacks[index - 1];
+}
+
+static unsigned stack_index_of(const char *name, size_t len)
+{
+	unsigned i;
+
+	for (i = 0; i < KNOWN_STACKS; i++) {
+		if (strlen(known_stacks[i]) == len &&
+		    !memcmp(known_stacks[i], name, len))
+			return i + 1;
+	}
+	return MRAIL_ADDR_STACK_INLINE;
+}
+
+unsigned mrail_addr_stack_index(const char *stack)
+{
+	if (!stack)
+		return MRAIL_ADDR_STACK_INLINE;
+	return stack_index_of(stack, strnlen(stack, MRAIL_STACK_NAME_MAX));
+}
+
+static const char *form_name(unsigned form)
+{
+	switch (form) {
+	case MRAIL_ADDR_FORM_IPV4:
+		return "IPv4";
+	case MRAIL_ADDR_FORM_IPV6:
+		return "IPv6";
+	case MRAIL_ADDR_FORM_RAW:
+		return "raw";
+	default:
+		return "unknown";
+	}
+}
+
+/* The only sockaddr_in the IPv4 form stands for: family, address and port
+ * set, everything else zero. */
+static void ipv4_canonical(struct mrail_rail_addr *rail, const uint8_t ip[4],
+			   const uint8_t port[2])
+{
+	struct sockaddr_in sin;
+
+	memset(&sin, 0, sizeof(sin));
+	sin.sin_family = AF_INET;
+	memcpy(&sin.sin_addr, ip, 4);
+	memcpy(&sin.sin_port, port, 2);
+	rail->format = MRAIL_ADDR_FORMAT_SOCKADDR_IN;
+	rail->len = sizeof(sin);
+	memcpy(rail->bytes, &sin, sizeof(sin));
+}
+
+static void ipv6_canonical(struct mrail_rail_addr *rail, const uint8_t ip[16],
+			   const uint8_t port[2])
+{
+	struct sockaddr_in6 sin6;
+
+	memset(&sin6, 0, sizeof(sin6));
+	sin6.sin6_family = AF_INET6;
+	memcpy(&sin6.sin6_addr, ip, 16);
+	memcpy(&sin6.sin6_port, port, 2);
+	rail->format = MRAIL_ADDR_FORMAT_SOCKADDR_IN6;
+	rail->len = sizeof(sin6);
+	memcpy(rail->bytes, &sin6, sizeof(sin6));
+}
+
+/* Whether the canonical address built from rail's own fields is rail: a
+ * core address with a flow label, a scope, a stray family or stray padding
+ * is not what a compact form would give back, so it goes raw. */
+static bool rail_is_ipv4(const struct mrail_rail_addr *rail)
+{
+	struct mrail_rail_addr canon;
+	struct sockaddr_in sin;
+
+	if (rail->format != MRAIL_ADDR_FORMAT_SOCKADDR_IN ||
+	    rail->len != sizeof(sin))
+		return false;
+	memcpy(&sin, rail->bytes, sizeof(sin));
+	ipv4_canonical(&canon, (const uint8_t *) &sin.sin_addr,
+		       (const uint8_t *) &sin.sin_port);
+	return !memcmp(canon.bytes, rail->bytes, sizeof(sin));
+}
+
+static bool rail_is_ipv6(const struct mrail_rail_addr *rail)
+{
+	struct mrail_rail_addr canon;
+	struct sockaddr_in6 sin6;
+
+	if (rail->format != MRAIL_ADDR_FORMAT_SOCKADDR_IN6 ||
+	    rail->len != sizeof(sin6))
+		return false;
+	memcpy(&sin6, rail->bytes, sizeof(sin6));
+	ipv6_canonical(&canon, (const uint8_t *) &sin6.sin6_addr,
+		       (const uint8_t *) &sin6.sin6_port);
+	return !memcmp(canon.bytes, rail->bytes, sizeof(sin6));
+}
+
+enum mrail_addr_form mrail_addr_rail_form(const struct mrail_rail_addr *rail)
+{
+	if (rail_is_ipv4(rail))
+		return MRAIL_ADDR_FORM_IPV4;
+	if (rail_is_ipv6(rail))
+		return MRAIL_ADDR_FORM_IPV6;
+	return MRAIL_ADDR_FORM_RAW;
+}
+
 /* ---- encoding ---- */
 
 /* Names filled in by a caller are not trusted to be terminated either. */
@@ -138,22 +292,49 @@ static size_t stack_len(const struct mrail_rail_addr *rail)
 	return strnlen(rail->stack, sizeof(rail->stack));
 }
 
+static bool rail_is_encodable(const struct mrail_rail_addr *rail, unsigned n)
+{
+	return !check_stack_name(NULL, n, (const uint8_t *) rail->stack,
+				 stack_len(rail)) &&
+	       !check_core_addr_len(NULL, n, rail->len);
+}
+
 static bool addr_is_encodable(const struct mrail_addr *addr)
 {
-	const struct mrail_rail_addr *rail;
 	unsigned i;
 
 	if (check_rail_count(NULL, addr->rail_count) ||
 	    check_flags(NULL, addr->flags, addr->rail_count))
 		return false;
 	for (i = 0; i < addr->rail_count; i++) {
-		rail = &addr->rails[i];
-		if (check_stack_name(NULL, i + 1, (const uint8_t *) rail->stack,
-				     stack_len(rail)) ||
-		    check_core_addr_len(NULL, i + 1, rail->len))
+		if (!rail_is_encodable(&addr->rails[i], i + 1))
 			return false;
 	}
 	return true;
+}
+
+/* For a rail already known to be encodable. */
+static size_t rail_len(const struct mrail_rail_addr *rail)
+{
+	size_t len = 1;
+
+	if (mrail_addr_stack_index(rail->stack) == MRAIL_ADDR_STACK_INLINE)
+		len += 1 + stack_len(rail);
+	switch (mrail_addr_rail_form(rail)) {
+	case MRAIL_ADDR_FORM_IPV4:
+		return len + IPV4_FORM_LEN;
+	case MRAIL_ADDR_FORM_IPV6:
+		return len + IPV6_FORM_LEN;
+	default:
+		return len + RAW_FORM_FIXED + rail->len;
+	}
+}
+
+size_t mrail_addr_rail_encoded_len(const struct mrail_rail_addr *rail)
+{
+	if (!rail || !rail_is_encodable(rail, 1))
+		return 0;
+	return rail_len(rail);
 }
 
 /* Returns 0 when addr breaks a rule, as no buffer could hold it then. */
@@ -165,8 +346,7 @@ size_t mrail_addr_encoded_len(const struct mrail_addr *addr)
 	if (!addr || !addr_is_encodable(addr))
 		return 0;
 	for (i = 0; i < addr->rail_count; i++)
-		len += MRAIL_ADDR_RAIL_OVERHEAD + stack_len(&addr->rails[i]) +
-		       addr->rails[i].len;
+		len += rail_len(&addr->rails[i]);
 	return len;
 }
 
@@ -174,13 +354,6 @@ static uint8_t *put_u8(uint8_t *p, uint8_t value)
 {
 	*p = value;
 	return p + 1;
-}
-
-static uint8_t *put_le16(uint8_t *p, uint16_t value)
-{
-	p[0] = (uint8_t) value;
-	p[1] = (uint8_t) (value >> 8);
-	return p + 2;
 }
 
 static uint8_t *put_le32(uint8_t *p, uint32_t value)
@@ -200,13 +373,32 @@ static uint8_t *put_bytes(uint8_t *p, const void *bytes, size_t len)
 
 static uint8_t *encode_rail(uint8_t *p, const struct mrail_rail_addr *rail)
 {
-	size_t name_len = stack_len(rail);
+	unsigned stack = mrail_addr_stack_index(rail->stack);
+	enum mrail_addr_form form = mrail_addr_rail_form(rail);
+	struct sockaddr_in6 sin6;
+	struct sockaddr_in sin;
+	size_t name_len;
 
-	p = put_u8(p, (uint8_t) name_len);
-	p = put_bytes(p, rail->stack, name_len);
-	p = put_le32(p, rail->format);
-	p = put_le16(p, rail->len);
-	return put_bytes(p, rail->bytes, rail->len);
+	p = put_u8(p, (uint8_t) (form << MRAIL_ADDR_FORM_SHIFT | stack));
+	if (stack == MRAIL_ADDR_STACK_INLINE) {
+		name_len = stack_len(rail);
+		p = put_u8(p, (uint8_t) name_len);
+		p = put_bytes(p, rail->stack, name_len);
+	}
+	switch (form) {
+	case MRAIL_ADDR_FORM_IPV4:
+		memcpy(&sin, rail->bytes, sizeof(sin));
+		p = put_bytes(p, &sin.sin_addr, 4);
+		return put_bytes(p, &sin.sin_port, 2);
+	case MRAIL_ADDR_FORM_IPV6:
+		memcpy(&sin6, rail->bytes, sizeof(sin6));
+		p = put_bytes(p, &sin6.sin6_addr, 16);
+		return put_bytes(p, &sin6.sin6_port, 2);
+	default:
+		p = put_le32(p, rail->format);
+		p = put_u8(p, (uint8_t) rail->len);
+		return put_bytes(p, rail->bytes, rail->len);
+	}
 }
 
 ssize_t mrail_addr_encode(const struct mrail_addr *addr, void *buf, size_t len)
@@ -227,7 +419,6 @@ ssize_t mrail_addr_encode(const struct mrail_addr *addr, void *buf, size_t len)
 	p = put_u8(p, MRAIL_ADDR_VERSION);
 	p = put_u8(p, addr->rail_count);
 	p = put_u8(p, addr->flags);
-	p = put_le16(p, 0);
 	for (i = 0; i < addr->rail_count; i++)
 		p = encode_rail(p, &addr->rails[i]);
 	return p - start;
@@ -265,11 +456,6 @@ static const uint8_t *reader_take(struct addr_reader *r, size_t n,
 	return bytes;
 }
 
-static uint16_t get_le16(const uint8_t *p)
-{
-	return (uint16_t) (p[0] | p[1] << 8);
-}
-
 static uint32_t get_le32(const uint8_t *p)
 {
 	return (uint32_t) p[0] | (uint32_t) p[1] << 8 | (uint32_t) p[2] << 16 |
@@ -282,21 +468,22 @@ static int decode_header(struct addr_reader *r, struct mrail_addr *addr)
 	const uint8_t *hdr = r->buf;
 	size_t magic_len = r->len < sizeof(addr_magic) ?
 			   r->len : sizeof(addr_magic);
-	uint16_t reserved;
 	int ret;
 
 	if (magic_len && memcmp(hdr, addr_magic, magic_len))
 		return codec_refuse(&r->err,
 			"not an mrail address: it does not start with \"mra\"");
+	/* The version comes first: an older mrail's blob is named as such
+	 * even when it is shorter than this header. */
+	if (r->len > HDR_VERSION && hdr[HDR_VERSION] != MRAIL_ADDR_VERSION)
+		return codec_refuse(&r->err,
+			"mrail address version %u is not supported (this mrail "
+			"speaks version %d; every process must run the same "
+			"mrail)", hdr[HDR_VERSION], MRAIL_ADDR_VERSION);
 	if (r->len < MRAIL_ADDR_HEADER_LEN)
 		return codec_refuse(&r->err,
 			"mrail address is truncated: %zu bytes, the header "
 			"alone is %d", r->len, MRAIL_ADDR_HEADER_LEN);
-	if (hdr[HDR_VERSION] != MRAIL_ADDR_VERSION)
-		return codec_refuse(&r->err,
-			"mrail address version %u is not supported (this mrail "
-			"speaks version %d)", hdr[HDR_VERSION],
-			MRAIL_ADDR_VERSION);
 
 	ret = check_rail_count(&r->err, hdr[HDR_RAIL_COUNT]);
 	if (ret)
@@ -304,11 +491,6 @@ static int decode_header(struct addr_reader *r, struct mrail_addr *addr)
 	ret = check_flags(&r->err, hdr[HDR_FLAGS], hdr[HDR_RAIL_COUNT]);
 	if (ret)
 		return ret;
-	reserved = get_le16(&hdr[HDR_RESERVED]);
-	if (reserved)
-		return codec_refuse(&r->err,
-			"mrail address reserved field is 0x%04x, must be zero",
-			reserved);
 
 	addr->rail_count = hdr[HDR_RAIL_COUNT];
 	addr->flags = hdr[HDR_FLAGS];
@@ -316,41 +498,71 @@ static int decode_header(struct addr_reader *r, struct mrail_addr *addr)
 	return 0;
 }
 
-static int decode_rail(struct addr_reader *r, unsigned rail,
-		       struct mrail_rail_addr *out)
+static int decode_inline_stack(struct addr_reader *r, unsigned rail,
+			       struct mrail_rail_addr *out)
 {
 	const uint8_t *p;
-	uint8_t stack_len;
+	unsigned index;
+	uint8_t len;
 	int ret;
 
 	p = reader_take(r, 1, rail, "stack name length");
 	if (!p)
 		return -EINVAL;
-	stack_len = *p;
+	len = *p;
 	/* Checked before the name is read, so that a length of 0 or 255 is
 	 * reported as what it is rather than as truncation. */
-	ret = check_stack_name_len(&r->err, rail, stack_len);
+	ret = check_stack_name_len(&r->err, rail, len);
 	if (ret)
 		return ret;
 
-	p = reader_take(r, stack_len, rail, "stack name");
+	p = reader_take(r, len, rail, "stack name");
 	if (!p)
 		return -EINVAL;
-	ret = check_stack_name(&r->err, rail, p, stack_len);
+	ret = check_stack_name(&r->err, rail, p, len);
 	if (ret)
 		return ret;
-	memcpy(out->stack, p, stack_len);
-	out->stack[stack_len] = '\0';
+	index = stack_index_of((const char *) p, len);
+	if (index != MRAIL_ADDR_STACK_INLINE)
+		return codec_refuse(&r->err,
+			"rail %u stack name \"%.*s\" is written inline, but "
+			"it is known stack %u and must be written as that",
+			rail, (int) len, (const char *) p, index);
+	memcpy(out->stack, p, len);
+	out->stack[len] = '\0';
+	return 0;
+}
+
+static int decode_stack(struct addr_reader *r, unsigned rail, unsigned index,
+			struct mrail_rail_addr *out)
+{
+	if (index == MRAIL_ADDR_STACK_INLINE)
+		return decode_inline_stack(r, rail, out);
+	if (index > KNOWN_STACKS)
+		return codec_refuse(&r->err,
+			"rail %u names stack %u, this mrail knows stacks "
+			"1..%zu (a newer peer should write it inline)",
+			rail, index, KNOWN_STACKS);
+	/* The table's names are shorter than the array (checked by tests). */
+	strcpy(out->stack, known_stacks[index - 1]);
+	return 0;
+}
+
+static int decode_raw(struct addr_reader *r, unsigned rail,
+		      struct mrail_rail_addr *out)
+{
+	const uint8_t *p;
+	int ret;
 
 	p = reader_take(r, 4, rail, "core address format");
 	if (!p)
 		return -EINVAL;
 	out->format = get_le32(p);
 
-	p = reader_take(r, 2, rail, "core address length");
+	p = reader_take(r, 1, rail, "core address length");
 	if (!p)
 		return -EINVAL;
-	out->len = get_le16(p);
+	out->len = *p;
 	ret = check_core_addr_len(&r->err, rail, out->len);
 	if (ret)
 		return ret;
@@ -359,7 +571,62 @@ static int decode_rail(struct addr_reader *r, unsigned rail,
 	if (!p)
 		return -EINVAL;
 	memcpy(out->bytes, p, out->len);
+
+	/* One encoding per address: what a compact form carries must use it. */
+	if (mrail_addr_rail_form(out) != MRAIL_ADDR_FORM_RAW)
+		return codec_refuse(&r->err,
+			"rail %u core address is in the raw form but is a "
+			"plain %s socket address, which must use the %s form",
+			rail, form_name(mrail_addr_rail_form(out)),
+			form_name(mrail_addr_rail_form(out)));
 	return 0;
+}
+
+static int decode_core_addr(struct addr_reader *r, unsigned rail,
+			    unsigned form, struct mrail_rail_addr *out)
+{
+	const uint8_t *p;
+
+	switch (form) {
+	case MRAIL_ADDR_FORM_IPV4:
+		p = reader_take(r, IPV4_FORM_LEN, rail, "IPv4 address and port");
+		if (!p)
+			return -EINVAL;
+		ipv4_canonical(out, p, p + 4);
+		return 0;
+	case MRAIL_ADDR_FORM_IPV6:
+		p = reader_take(r, IPV6_FORM_LEN, rail, "IPv6 address and port");
+		if (!p)
+			return -EINVAL;
+		ipv6_canonical(out, p, p + 16);
+		return 0;
+	default:
+		return decode_raw(r, rail, out);
+	}
+}
+
+static int decode_rail(struct addr_reader *r, unsigned rail,
+		       struct mrail_rail_addr *out)
+{
+	const uint8_t *p;
+	unsigned form;
+	int ret;
+
+	p = reader_take(r, 1, rail, "descriptor");
+	if (!p)
+		return -EINVAL;
+	form = *p >> MRAIL_ADDR_FORM_SHIFT;
+	if (form != MRAIL_ADDR_FORM_IPV4 && form != MRAIL_ADDR_FORM_IPV6 &&
+	    form != MRAIL_ADDR_FORM_RAW)
+		return codec_refuse(&r->err,
+			"rail %u descriptor 0x%02x has address form %u, "
+			"must be 1 (IPv4), 2 (IPv6) or 3 (raw)",
+			rail, *p, form);
+
+	ret = decode_stack(r, rail, *p & MRAIL_ADDR_STACK_MASK, out);
+	if (ret)
+		return ret;
+	return decode_core_addr(r, rail, form, out);
 }
 
 /* exact: the address must end where the buffer does. */

@@ -3,19 +3,33 @@
  * address, returned by fi_getname and inserted into peers' AVs. Everything
  * decoded here may come from another host: it is validated completely.
  *
- * Layout (integers little-endian):
+ * It is compact because MPI libraries keep endpoint names in FI_NAME_MAX
+ * (64-byte) buffers: Open MPI's mtl ofi cannot start over a provider whose
+ * name is longer. Eight IPv4 rails take 6 + 8 * 7 = 62 bytes.
+ *
+ * Layout, version 2 (multi-byte integers little-endian unless noted):
  *   0  'm' 'r' 'a'  magic
  *   3  u8   version (MRAIL_ADDR_VERSION)
  *   4  u8   rail count, 1..MRAIL_MAX_RAILS
  *   5  u8   flags (MRAIL_ADDR_FLAG_*)
- *   6  u16  reserved, zero
- *   8  per rail:
+ *   6  per rail:
+ *        u8   descriptor: form << 5 | stack
+ *               stack 1..31: index into the table of known stacks
+ *                 (mrail_addr_stack_name); 0: the name follows inline
+ *               form: how the core address is written (MRAIL_ADDR_FORM_*)
+ *        [stack 0 only]
  *        u8   stack name length n, 1..MRAIL_STACK_NAME_MAX-1
- *        n    stack name, [a-z0-9_;], no NUL
- *        u32  core address format (fi_info addr_format)
- *        u16  core address length m, 1..MRAIL_RAIL_ADDR_MAX
- *        m    core address bytes
- * Nothing may follow the last rail.
+ *        n    stack name, [a-z0-9_;], not one in the table
+ *        [form IPV4]  4 bytes IPv4 address, u16 port (network order):
+ *               a struct sockaddr_in of format FI_SOCKADDR_IN, all else 0
+ *        [form IPV6]  16 bytes IPv6 address, u16 port (network order):
+ *               a struct sockaddr_in6 of format FI_SOCKADDR_IN6 with no
+ *               flow label and no scope
+ *        [form RAW]   u32 core address format (fi_info addr_format),
+ *               u8 length m, 1..MRAIL_RAIL_ADDR_MAX, m core address bytes;
+ *               never an address the IPV4 or IPV6 form can carry
+ * Nothing may follow the last rail. Every address has exactly one encoding,
+ * so decoding and re-encoding gives back the same bytes.
  */
 #ifndef MRAIL_ADDR_CODEC_H
 #define MRAIL_ADDR_CODEC_H
@@ -26,17 +40,35 @@
 
 #include "mrail_limits.h"
 
-#define MRAIL_ADDR_VERSION 1
-#define MRAIL_ADDR_HEADER_LEN 8
-#define MRAIL_ADDR_RAIL_OVERHEAD 7	/* name length + format + address length */
+#define MRAIL_ADDR_VERSION 2
+#define MRAIL_ADDR_HEADER_LEN 6
+
+/* fi_info addr_format values (enum in rdma/fabric.h; core/ does not include
+ * libfabric, src/mrail_av.c checks that they agree). */
+#define MRAIL_ADDR_FORMAT_SOCKADDR_IN	2
+#define MRAIL_ADDR_FORMAT_SOCKADDR_IN6	3
+
+/* The forms of a rail's core address (the descriptor's top 3 bits). */
+enum mrail_addr_form {
+	MRAIL_ADDR_FORM_IPV4 = 1,	/* 4-byte address + 2-byte port */
+	MRAIL_ADDR_FORM_IPV6 = 2,	/* 16-byte address + 2-byte port */
+	MRAIL_ADDR_FORM_RAW = 3,	/* format, length, bytes */
+};
+
+#define MRAIL_ADDR_FORM_SHIFT 5
+#define MRAIL_ADDR_STACK_MASK 0x1f
+#define MRAIL_ADDR_STACK_INLINE 0
 
 /* Only rail 0 is known (learned from fi_getinfo node/service); the rest
  * comes from the peer on first contact. A partial address has one rail. */
 #define MRAIL_ADDR_FLAG_PARTIAL 0x01
 #define MRAIL_ADDR_KNOWN_FLAGS MRAIL_ADDR_FLAG_PARTIAL
 
-#define MRAIL_ADDR_MAX_LEN (MRAIL_ADDR_HEADER_LEN + MRAIL_MAX_RAILS * \
-	(MRAIL_ADDR_RAIL_OVERHEAD + MRAIL_STACK_NAME_MAX - 1 + MRAIL_RAIL_ADDR_MAX))
+/* One rail at its largest: descriptor, inline name, raw address. */
+#define MRAIL_ADDR_RAIL_MAX_LEN (1 + 1 + MRAIL_STACK_NAME_MAX - 1 + 4 + 1 + \
+				 MRAIL_RAIL_ADDR_MAX)
+#define MRAIL_ADDR_MAX_LEN (MRAIL_ADDR_HEADER_LEN + \
+			    MRAIL_MAX_RAILS * MRAIL_ADDR_RAIL_MAX_LEN)
 
 struct mrail_rail_addr {
 	char stack[MRAIL_STACK_NAME_MAX];	/* NUL-terminated */
@@ -51,7 +83,7 @@ struct mrail_addr {
 	struct mrail_rail_addr rails[MRAIL_MAX_RAILS];
 };
 
-/* Bytes mrail_addr_encode needs for addr. */
+/* Bytes mrail_addr_encode needs for addr; 0 when addr cannot be encoded. */
 size_t mrail_addr_encoded_len(const struct mrail_addr *addr);
 
 /*
@@ -84,5 +116,14 @@ int mrail_addr_decode_prefix(const void *buf, size_t len, struct mrail_addr *add
 int mrail_addr_check_compatible(const struct mrail_addr *local,
 				const struct mrail_addr *peer,
 				char *err, size_t err_len);
+
+/* For tools that show an encoding: the table index of a stack name (0 when
+ * it is not in the table and goes inline), the name at a table index (NULL
+ * outside 1..count), and the form and encoded size of one valid rail. */
+unsigned mrail_addr_stack_index(const char *stack);
+const char *mrail_addr_stack_name(unsigned index);
+unsigned mrail_addr_stack_count(void);
+enum mrail_addr_form mrail_addr_rail_form(const struct mrail_rail_addr *rail);
+size_t mrail_addr_rail_encoded_len(const struct mrail_rail_addr *rail);
 
 #endif /* MRAIL_ADDR_CODEC_H */

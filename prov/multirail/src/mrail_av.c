@@ -19,6 +19,13 @@
 
 #define MRAIL_AV_INSERT_FLAGS (FI_MORE | FI_SYNC_ERR)
 
+/* The address codec (core/, which does not include libfabric) writes
+ * these formats compactly. */
+_Static_assert(MRAIL_ADDR_FORMAT_SOCKADDR_IN == FI_SOCKADDR_IN,
+	       "addr_codec.h's IPv4 format is libfabric's FI_SOCKADDR_IN");
+_Static_assert(MRAIL_ADDR_FORMAT_SOCKADDR_IN6 == FI_SOCKADDR_IN6,
+	       "addr_codec.h's IPv6 format is libfabric's FI_SOCKADDR_IN6");
+
 static struct mrail_av_peer *av_peer(struct mrail_av *av, fi_addr_t fi_addr)
 {
 	if (fi_addr >= av->peer_count || !av->peers[fi_addr].in_use)

@@ -419,6 +419,7 @@ static int mrail_ep_getname(fid_t fid, void *addr, size_t *addrlen)
 {
 	struct mrail_ep *ep = container_of(fid, struct mrail_ep, ep_fid.fid);
 	struct mrail_addr local = ep->domain->local_addr;
+	uint8_t encoded[MRAIL_ADDR_MAX_LEN];
 	size_t rail, len, needed;
 	int ret;
 
@@ -432,15 +433,15 @@ static int mrail_ep_getname(fid_t fid, void *addr, size_t *addrlen)
 			return ret;
 		local.rails[rail].len = (uint16_t) len;
 	}
-	needed = mrail_addr_encoded_len(&local);
-	if (!needed)
+	if (mrail_addr_encode(&local, encoded, sizeof(encoded)) < 0)
 		return -FI_EINVAL;
-	if (*addrlen < needed) {
-		*addrlen = needed;
-		return -FI_ETOOSMALL;
-	}
+	needed = mrail_addr_encoded_len(&local);
+	/* As fi_cm(3) says: truncate, and report the size needed. */
+	ret = *addrlen < needed ? -FI_ETOOSMALL : 0;
+	if (addr)
+		memcpy(addr, encoded, ret ? *addrlen : needed);
 	*addrlen = needed;
-	return mrail_addr_encode(&local, addr, needed) < 0 ? -FI_EINVAL : 0;
+	return ret;
 }
 
 static void ep_free(struct mrail_ep *ep)

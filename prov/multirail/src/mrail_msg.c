@@ -29,7 +29,8 @@ static size_t copy_to_iov(const struct iovec *iov, size_t count, const uint8_t *
 
 	for (i = 0; i < count && done < len; i++) {
 		n = iov[i].iov_len < len - done ? iov[i].iov_len : len - done;
-		memcpy(iov[i].iov_base, src + done, n);
+		if (n)
+			memcpy(iov[i].iov_base, src + done, n);
 		done += n;
 	}
 	return done;
@@ -310,7 +311,8 @@ ssize_t mrail_post_recv(struct mrail_ep *ep, const struct iovec *iov, size_t cou
 	recv = calloc(1, sizeof(*recv));
 	if (!recv)
 		return -FI_ENOMEM;
-	memcpy(recv->iov, iov, count * sizeof(*iov));
+	if (count)
+		memcpy(recv->iov, iov, count * sizeof(*iov));
 	recv->iov_count = count;
 	recv->context = context;
 	recv->flags = flags;
@@ -450,7 +452,10 @@ static ssize_t send_eager(struct mrail_ep *ep, const struct iovec *iov, size_t c
 		hdr->req_id = req_id;
 	}
 	mrail_wire_hdr_encode(hdr, buf->data, MRAIL_WIRE_HDR_LEN);
+	/* MPI sends 0 bytes from NULL (barriers): memcpy may not see it. */
 	for (i = 0; i < count; i++) {
+		if (!iov[i].iov_len)
+			continue;
 		memcpy(buf->data + off, iov[i].iov_base, iov[i].iov_len);
 		off += iov[i].iov_len;
 	}

@@ -155,6 +155,8 @@ ssize_t mrail_rdv_send(struct mrail_ep *ep, const struct iovec *iov, size_t coun
 			goto err_rdv;
 		}
 		for (i = 0; i < count; i++) {
+			if (!iov[i].iov_len)
+				continue;
 			memcpy((uint8_t *) rdv->bounce + off, iov[i].iov_base,
 			       iov[i].iov_len);
 			off += iov[i].iov_len;
