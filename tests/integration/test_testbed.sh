@@ -143,12 +143,13 @@ check_rail_down_up() {
 
 leftovers() {
 	local before=$1 bad=0
-	if ip netns list | grep -q '^mrail-'; then
-		echo "namespaces left: $(ip netns list | grep '^mrail-' | tr '\n' ' ')"
+	local name=${MRAIL_TESTBED_NAME:-mrail}
+	if ip netns list | grep -qE "^$name-(h[0-9]+|sw)( |$)"; then
+		echo "namespaces left: $(ip netns list | grep -E "^$name-" | tr '\n' ' ')"
 		bad=1
 	fi
-	if compgen -G '/etc/netns/mrail-*' >/dev/null; then
-		echo "left: $(echo /etc/netns/mrail-*)"
+	if compgen -G "/etc/netns/$name-h*" >/dev/null; then
+		echo "left: $(echo "/etc/netns/$name-h"*)"
 		bad=1
 	fi
 	if [[ -e ${MRAIL_TESTBED_STATE:-/run/${MRAIL_TESTBED_NAME:-mrail}-testbed} ]]; then
@@ -317,7 +318,7 @@ check_delay
 
 check "up is idempotent (first up)" tb up --hosts 2 --rails 2
 check "up is idempotent (second up)" tb up --hosts 2 --rails 2
-check "second up left one cluster" test "$(ip netns list | grep -c '^mrail-')" -eq 3
+check "second up left one cluster" test "$(ip netns list | grep -cE "^${MRAIL_TESTBED_NAME:-mrail}-(h[0-9]+|sw)( |$)")" -eq 3
 check "mpirun -np 2 hostname prints h1 and h2" two_hostnames
 check "down (first)" tb down
 check "down (second, nothing up)" tb down
