@@ -102,6 +102,7 @@ enum pattern {
 	PAT_INJECT,
 	PAT_ORDER,
 	PAT_TRUNC,
+	PAT_MULTI,
 };
 
 /* Bytes on the control connection; the peer checks it got the same one. */
@@ -113,6 +114,8 @@ enum sync_code {
 	SYNC_INJECT,
 	SYNC_ORDER,
 	SYNC_TRUNC,
+	SYNC_OPTS,
+	SYNC_MULTI,
 	SYNC_END,
 	SIG_POSTED = 'p',
 	SIG_SENT = 's',
@@ -125,6 +128,7 @@ enum op_kind {
 	OP_TSENDDATA,
 	OP_RECV,
 	OP_TRECV,
+	OP_MRECV,	/* fi_recvmsg with FI_MULTI_RECV */
 };
 
 struct options {
@@ -134,6 +138,16 @@ struct options {
 	size_t max_size;
 	unsigned iters;
 	bool verbose;
+};
+
+/* Messages one multi-receive buffer takes in these tests, at most. */
+#define MULTI_MAX_PARTS		8
+
+/* Every completion a multi-receive buffer got, in CQ order. */
+struct multi_log {
+	size_t count;
+	struct fi_cq_tagged_entry entries[MULTI_MAX_PARTS + 2];
+	int errs[MULTI_MAX_PARTS + 2];
 };
 
 /* One posted operation and what the CQ said about it. */
@@ -150,6 +164,7 @@ struct op {
 	int err;			/* positive FI_E* of an error completion */
 	size_t olen;
 	char err_text[160];
+	struct multi_log *multi;	/* OP_MRECV: its per-message completions */
 };
 
 /* A data area with guard bytes on both sides, to catch overruns. */
@@ -658,7 +673,7 @@ static void oob_exchange_names(struct session *s, const uint8_t *ours,
 
 static bool op_is_tx(const struct op *op)
 {
-	return op->kind != OP_RECV && op->kind != OP_TRECV;
+	return op->kind != OP_RECV && op->kind != OP_TRECV && op->kind != OP_MRECV;
 }
 
 static const char *op_name(enum op_kind kind)
@@ -676,6 +691,8 @@ static const char *op_name(enum op_kind kind)
 		return "fi_recv";
 	case OP_TRECV:
 		return "fi_trecv";
+	case OP_MRECV:
+		return "fi_recvmsg(FI_MULTI_RECV)";
 	}
 	return "?";
 }
@@ -726,9 +743,13 @@ static void pending_add(struct session *s, struct op *op)
 		s->rx_posted++;
 }
 
-/* The op a completion names, removed from the outstanding set, or NULL if
- * the context is not one we have outstanding (a duplicate, or garbage). */
-static struct op *pending_take(struct session *s, void *context)
+/*
+ * The op a completion names, or NULL if the context is not one we have
+ * outstanding (a duplicate, or garbage). It leaves the outstanding set,
+ * except a multi-receive buffer, which stays until the completion that
+ * releases it (FI_MULTI_RECV): every message into it names its context.
+ */
+static struct op *pending_take(struct session *s, void *context, uint64_t flags)
 {
 	struct op *op;
 	size_t i;
@@ -737,10 +758,26 @@ static struct op *pending_take(struct session *s, void *context)
 		op = s->pending[i];
 		if (&op->fi_ctx != context)
 			continue;
-		s->pending[i] = s->pending[--s->pending_count];
+		if (!op->multi || (flags & FI_MULTI_RECV))
+			s->pending[i] = s->pending[--s->pending_count];
 		return op;
 	}
 	return NULL;
+}
+
+/* Logs one completion of a multi-receive buffer; true if it released it
+ * (only then does the operation count as completed). */
+static bool multi_log_add(struct op *op, const struct fi_cq_tagged_entry *comp,
+			  int err)
+{
+	struct multi_log *log = op->multi;
+
+	if (log->count < ARRAY_SIZE(log->entries)) {
+		log->entries[log->count] = *comp;
+		log->errs[log->count] = err;
+	}
+	log->count++;
+	return comp->flags & FI_MULTI_RECV;
 }
 
 static void note_stray(struct session *s, const char *kind, void *context,
@@ -766,12 +803,14 @@ static void count_completion(struct session *s, const struct op *op)
 
 static void record_completion(struct session *s, const struct fi_cq_tagged_entry *comp)
 {
-	struct op *op = pending_take(s, comp->op_context);
+	struct op *op = pending_take(s, comp->op_context, comp->flags);
 
 	if (!op) {
 		note_stray(s, "a completion", comp->op_context, comp->flags, comp->len);
 		return;
 	}
+	if (op->multi && !multi_log_add(op, comp, 0))
+		return;
 	op->completions++;
 	op->entry = *comp;
 	count_completion(s, op);
@@ -790,10 +829,20 @@ static void record_error(struct session *s)
 	if (ret < 0)
 		fatal("fi_cq_readerr: %s", fi_strerror((int) -ret));
 
-	op = pending_take(s, err.op_context);
+	op = pending_take(s, err.op_context, err.flags);
 	if (!op) {
 		note_stray(s, fi_strerror(err.err), err.op_context, err.flags, err.len);
 		return;
+	}
+	if (op->multi) {
+		struct fi_cq_tagged_entry comp = {
+			.op_context = err.op_context, .flags = err.flags,
+			.len = err.len, .buf = err.buf, .data = err.data,
+			.tag = err.tag,
+		};
+
+		if (!multi_log_add(op, &comp, err.err ? err.err : FI_EOTHER))
+			return;
 	}
 	op->completions++;
 	op->err = err.err ? err.err : FI_EOTHER;
@@ -886,6 +935,15 @@ static ssize_t post_once(struct session *s, struct op *op)
 	case OP_TRECV:
 		return fi_trecv(s->ep, op->buf, op->len, NULL, FI_ADDR_UNSPEC, op->tag,
 				op->ignore, ctx);
+	case OP_MRECV: {
+		struct iovec iov = { .iov_base = op->buf, .iov_len = op->len };
+		struct fi_msg msg = {
+			.msg_iov = &iov, .iov_count = 1,
+			.addr = FI_ADDR_UNSPEC, .context = ctx,
+		};
+
+		return fi_recvmsg(s->ep, &msg, FI_MULTI_RECV | FI_COMPLETION);
+	}
 	}
 	return -FI_EINVAL;
 }
@@ -1489,6 +1547,313 @@ static void test_truncation(struct session *s, enum direction dir, bool tagged)
 	bufs_free(bufs, 2);
 }
 
+/* ------------------------------------------------- 8: endpoint options */
+
+static bool prov_is_mrail(const struct session *s)
+{
+	return !strcmp(s->info->fabric_attr->prov_name, "mrail");
+}
+
+static int get_size_opt(struct session *s, int level, int name, size_t *value,
+			size_t *len)
+{
+	*len = sizeof(*value);
+	return fi_getopt(&s->ep->fid, level, name, value, len);
+}
+
+static void check_opt_ret(int ret, int want, const char *name)
+{
+	char detail[120];
+
+	snprintf(detail, sizeof(detail), "returned %d (%s), expected %d (%s)", ret,
+		 fi_strerror(-ret), want, fi_strerror(-want));
+	check_once(ret == want, name, detail);
+}
+
+/* fi_getopt/fi_setopt as fi_endpoint(3) has them; the values mrail
+ * documents (fi_mrail(7)) are checked on mrail only. */
+static void run_options(struct session *s)
+{
+	size_t value = 0, len, set = 12345;
+	uint8_t tiny = 0;
+	char detail[120];
+	int ret;
+
+	ret = get_size_opt(s, FI_OPT_ENDPOINT, FI_OPT_MIN_MULTI_RECV, &value, &len);
+	snprintf(detail, sizeof(detail), "returned %d, optlen %zu, value %zu", ret,
+		 len, value);
+	check_once(!ret && len == sizeof(size_t), "fi_getopt FI_OPT_MIN_MULTI_RECV",
+		   detail);
+	if (prov_is_mrail(s))
+		check_once(value == 16344, "mrail's default FI_OPT_MIN_MULTI_RECV is "
+			   "16344 (its eager limit)", detail);
+	ret = fi_setopt(&s->ep->fid, FI_OPT_ENDPOINT, FI_OPT_MIN_MULTI_RECV, &set,
+			sizeof(set));
+	check_opt_ret(ret, 0, "fi_setopt FI_OPT_MIN_MULTI_RECV 12345");
+	ret = get_size_opt(s, FI_OPT_ENDPOINT, FI_OPT_MIN_MULTI_RECV, &value, &len);
+	snprintf(detail, sizeof(detail), "returned %d, value %zu", ret, value);
+	check_once(!ret && value == set, "fi_getopt FI_OPT_MIN_MULTI_RECV reads "
+		   "back 12345", detail);
+
+	ret = get_size_opt(s, FI_OPT_ENDPOINT, FI_OPT_CM_DATA_SIZE, &value, &len);
+	snprintf(detail, sizeof(detail), "returned %d, value %zu", ret, value);
+	check_once(!ret && (!prov_is_mrail(s) || value == 0),
+		   "fi_getopt FI_OPT_CM_DATA_SIZE (mrail: 0)", detail);
+
+	ret = get_size_opt(s, FI_OPT_ENDPOINT, 0x7fff, &value, &len);
+	check_opt_ret(ret, -FI_ENOPROTOOPT, "fi_getopt of an unknown option");
+	ret = fi_setopt(&s->ep->fid, FI_OPT_ENDPOINT, 0x7fff, &set, sizeof(set));
+	check_opt_ret(ret, -FI_ENOPROTOOPT, "fi_setopt of an unknown option");
+	ret = get_size_opt(s, FI_OPT_ENDPOINT + 77, FI_OPT_MIN_MULTI_RECV, &value,
+			   &len);
+	check_opt_ret(ret, -FI_ENOPROTOOPT, "fi_getopt at an unknown level");
+	if (prov_is_mrail(s)) {
+		ret = fi_setopt(&s->ep->fid, FI_OPT_ENDPOINT, FI_OPT_CM_DATA_SIZE,
+				&set, sizeof(set));
+		check_opt_ret(ret, -FI_ENOPROTOOPT, "mrail: fi_setopt "
+			      "FI_OPT_CM_DATA_SIZE (read-only)");
+		ret = fi_setopt(&s->ep->fid, FI_OPT_ENDPOINT, FI_OPT_MIN_MULTI_RECV,
+				&tiny, sizeof(tiny));
+		check_opt_ret(ret, -FI_EINVAL, "mrail: fi_setopt "
+			      "FI_OPT_MIN_MULTI_RECV with a 1-byte value");
+		len = 1;
+		ret = fi_getopt(&s->ep->fid, FI_OPT_ENDPOINT, FI_OPT_MIN_MULTI_RECV,
+				&tiny, &len);
+		snprintf(detail, sizeof(detail), "returned %d, optlen %zu", ret, len);
+		check_once(ret == -FI_ETOOSMALL && len == sizeof(size_t),
+			   "mrail: fi_getopt into 1 byte: -FI_ETOOSMALL, optlen 8",
+			   detail);
+	}
+	end_test(s, "endpoint options", SYNC_OPTS);
+}
+
+/* ------------------------------------------------ 9: FI_MULTI_RECV */
+
+/* The minimum the receiver sets, and the room a buffer has after its last
+ * message: below the minimum, so that message releases it. */
+#define MULTI_MIN		256
+#define MULTI_SLACK		100
+/* The message after a buffer's last goes to an ordinary receive. */
+#define MULTI_NEXT_LEN		77
+
+/* Each list keeps MULTI_MIN bytes or more behind every message but the
+ * last, so exactly these messages fill the buffer. */
+static const struct multi_case {
+	const char *name;
+	size_t count;
+	size_t sizes[MULTI_MAX_PARTS];
+} multi_cases[] = {
+	{ "eager", 6, { 1000, 7, 0, 4096, 16344, 300 } },
+	{ "rendezvous", 3, { 65539, 16345, 100003 } },
+	{ "eager and rendezvous", 5, { 64, 65539, 0, 16345, 1000 } },
+};
+
+static size_t multi_offset(const struct multi_case *mc, size_t i)
+{
+	size_t off = 0, k;
+
+	for (k = 0; k < i; k++)
+		off += mc->sizes[k];
+	return off;
+}
+
+static size_t multi_msg_len(const struct multi_case *mc, size_t i)
+{
+	return i < mc->count ? mc->sizes[i] : MULTI_NEXT_LEN;
+}
+
+static uint32_t multi_iter(size_t i, uint32_t iter)
+{
+	return (uint32_t) (iter * 64 + i);
+}
+
+static void multi_send(struct session *s, const struct multi_case *mc,
+		       uint32_t iter, bool unexpected)
+{
+	struct op ops[MULTI_MAX_PARTS + 1];
+	struct buf bufs[MULTI_MAX_PARTS + 1];
+	size_t i, n = mc->count + 1, len;
+	char where[64];
+
+	for (i = 0; i < n; i++) {
+		len = multi_msg_len(mc, i);
+		buf_alloc(&bufs[i], len);
+		fill_pattern(bufs[i].data, len, PAT_MULTI, len, multi_iter(i, iter));
+		op_init(&ops[i], OP_SEND, bufs[i].data, len);
+	}
+	if (!unexpected)
+		oob_wait_signal(s, SIG_POSTED, "post its multi-receive buffer");
+	for (i = 0; i < n; i++)
+		post_op(s, &ops[i]);
+	if (unexpected)
+		oob_signal(s, SIG_SENT);
+	wait_ops(s, ops, n, "sends into a multi-receive buffer");
+	for (i = 0; i < n; i++) {
+		snprintf(where, sizeof(where), "iteration %u, send %zu", iter, i);
+		expect_completed(&ops[i], FI_SEND | FI_MSG, where);
+	}
+	bufs_free(bufs, n);
+}
+
+/* The message a completion reports: the first not yet seen that starts
+ * where the completion points and has its length (0-byte messages share
+ * an offset with the next one). */
+static size_t multi_find(const struct multi_case *mc, const struct buf *b,
+			 const struct fi_cq_tagged_entry *e, const bool *seen)
+{
+	size_t i;
+
+	for (i = 0; i < mc->count; i++) {
+		if (!seen[i] && e->len == mc->sizes[i] &&
+		    (uint8_t *) e->buf == b->data + multi_offset(mc, i))
+			return i;
+	}
+	return SIZE_MAX;
+}
+
+static void multi_check_log(const struct multi_case *mc, const struct op *op,
+			    const struct buf *b, uint32_t iter)
+{
+	const struct multi_log *log = op->multi;
+	bool seen[MULTI_MAX_PARTS] = { false };
+	const struct fi_cq_tagged_entry *e;
+	size_t k, i, off;
+	uint64_t want;
+	char where[80];
+
+	if (log->count != mc->count) {
+		check_fail("iteration %u: %zu completions for %zu messages", iter,
+			   log->count, mc->count);
+		return;
+	}
+	for (k = 0; k < log->count; k++) {
+		e = &log->entries[k];
+		snprintf(where, sizeof(where), "iteration %u, completion %zu of %zu",
+			 iter, k + 1, log->count);
+		if (log->errs[k]) {
+			check_fail("%s: error %s", where, fi_strerror(log->errs[k]));
+			continue;
+		}
+		want = FI_RECV | FI_MSG | (k + 1 == log->count ? FI_MULTI_RECV : 0);
+		if (e->flags != want) {
+			char got[96], exp[96];
+
+			flags_str(e->flags, got, sizeof(got));
+			flags_str(want, exp, sizeof(exp));
+			check_fail("%s: flags %s, expected %s (only the last one "
+				   "releases the buffer)", where, got, exp);
+		}
+		if (e->op_context != &op->fi_ctx)
+			check_fail("%s: context %p, posted with %p", where,
+				   e->op_context, (const void *) &op->fi_ctx);
+		i = multi_find(mc, b, e, seen);
+		if (i == SIZE_MAX) {
+			check_fail("%s: buf at offset %td, len %zu: no message sent "
+				   "lands there", where, (uint8_t *) e->buf - b->data,
+				   e->len);
+			continue;
+		}
+		seen[i] = true;
+		off = multi_offset(mc, i);
+		if (first_mismatch(b->data + off, 0, mc->sizes[i], PAT_MULTI,
+				   mc->sizes[i], multi_iter(i, iter)) < mc->sizes[i])
+			check_fail("%s: message %zu (%zu bytes at offset %zu) differs "
+				   "from what was sent", where, i, mc->sizes[i], off);
+	}
+}
+
+static void multi_receive(struct session *s, const struct multi_case *mc,
+			  struct buf *b, struct buf *next, uint32_t iter,
+			  bool unexpected)
+{
+	struct multi_log log = { 0 };
+	struct op ops[2];	/* [0] the multi-receive buffer, [1] the next */
+	char where[64];
+
+	memset(b->data, 0x5a, b->cap);
+	poison_for(next->data, MULTI_NEXT_LEN, PAT_MULTI, MULTI_NEXT_LEN,
+		   multi_iter(mc->count, iter));
+	op_init(&ops[0], OP_MRECV, b->data, b->cap);
+	ops[0].multi = &log;
+	op_init(&ops[1], OP_RECV, next->data, MULTI_NEXT_LEN);
+	if (unexpected) {
+		oob_wait_signal(s, SIG_SENT, "send to the multi-receive buffer");
+		drain(s, ORDER_SETTLE_MS);
+	}
+	post_op(s, &ops[0]);
+	post_op(s, &ops[1]);
+	if (!unexpected)
+		oob_signal(s, SIG_POSTED);
+	wait_ops(s, ops, 2, "a multi-receive buffer and the receive after it");
+
+	snprintf(where, sizeof(where), "iteration %u, the buffer", iter);
+	expect_guards(b, where);
+	multi_check_log(mc, &ops[0], b, iter);
+	snprintf(where, sizeof(where), "iteration %u, the receive after it", iter);
+	if (expect_received(&ops[1], FI_RECV | FI_MSG, MULTI_NEXT_LEN, where))
+		expect_payload(next, MULTI_NEXT_LEN, PAT_MULTI, MULTI_NEXT_LEN,
+			       multi_iter(mc->count, iter), where);
+	else
+		expect_guards(next, where);
+}
+
+static void test_multi_recv(struct session *s, const struct multi_case *mc,
+			    enum direction dir, bool unexpected)
+{
+	struct buf b, next;
+	uint32_t iter;
+
+	buf_alloc(&b, multi_offset(mc, mc->count) + MULTI_SLACK);
+	buf_alloc(&next, MULTI_NEXT_LEN);
+	check_begin("%zu %s messages into one FI_MULTI_RECV buffer (%s), one "
+		    "completion each, the last with FI_MULTI_RECV, then an "
+		    "ordinary receive, %s", mc->count, mc->name,
+		    unexpected ? "posted after they arrived" : "posted first",
+		    dir_name(s, dir));
+	for (iter = 0; iter < s->opt.iters; iter++) {
+		if (is_sender(s, dir))
+			multi_send(s, mc, iter, unexpected);
+		else
+			multi_receive(s, mc, &b, &next, iter, unexpected);
+	}
+	check_end();
+	buf_free(&b);
+	buf_free(&next);
+}
+
+static size_t multi_case_max(const struct multi_case *mc)
+{
+	size_t i, max = MULTI_NEXT_LEN;
+
+	for (i = 0; i < mc->count; i++)
+		max = mc->sizes[i] > max ? mc->sizes[i] : max;
+	return max;
+}
+
+static void run_multi_recv(struct session *s)
+{
+	size_t min = MULTI_MIN, i;
+	int dir, unexpected, ret;
+
+	if (!(s->info->caps & FI_MULTI_RECV) &&
+	    !(s->info->rx_attr->caps & FI_MULTI_RECV)) {
+		note_skip("FI_MULTI_RECV", "the provider does not offer it");
+		return;
+	}
+	ret = fi_setopt(&s->ep->fid, FI_OPT_ENDPOINT, FI_OPT_MIN_MULTI_RECV, &min,
+			sizeof(min));
+	check_opt_ret(ret, 0, "fi_setopt FI_OPT_MIN_MULTI_RECV 256 for the "
+		      "multi-receive tests");
+	for (i = 0; i < ARRAY_SIZE(multi_cases); i++) {
+		if (multi_case_max(&multi_cases[i]) > s->opt.max_size)
+			continue;
+		for (dir = CLIENT_TO_SERVER; dir <= SERVER_TO_CLIENT; dir++)
+			for (unexpected = 0; unexpected <= 1; unexpected++)
+				test_multi_recv(s, &multi_cases[i], dir, unexpected);
+	}
+	end_test(s, "multi-receive", SYNC_MULTI);
+}
+
 /* ------------------------------------------------------------------- driver */
 
 static size_t size_count(const struct session *s)
@@ -1662,7 +2027,7 @@ static struct fi_info *make_hints(const struct options *opt)
 	if (!hints)
 		fatal("fi_allocinfo: out of memory");
 	hints->ep_attr->type = FI_EP_RDM;
-	hints->caps = FI_MSG | FI_TAGGED;
+	hints->caps = FI_MSG | FI_TAGGED | FI_MULTI_RECV;
 	hints->mode = FI_CONTEXT;
 	hints->domain_attr->mr_mode = 0;
 	/* The ordering test depends on it, so ask for it. */
@@ -1876,6 +2241,8 @@ int main(int argc, char **argv)
 	run_inject(&s);
 	run_ordering(&s);
 	run_truncation(&s);
+	run_options(&s);
+	run_multi_recv(&s);
 	oob_sync(&s, SYNC_END, "finish");
 out:
 	close_all(&s);

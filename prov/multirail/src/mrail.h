@@ -201,6 +201,9 @@ void mrail_ep_progress(struct mrail_ep *ep);
  * would need that many messages in flight): dropped, not held. */
 #define MRAIL_SEQ_HOSTILE_DISTANCE ((uint64_t) 1 << 20)
 #define MRAIL_IOV_LIMIT 4
+/* FI_OPT_MIN_MULTI_RECV's default: the largest eager message, so a
+ * multi-receive buffer still posted always has room for one whole. */
+#define MRAIL_MIN_MULTI_RECV_DEFAULT ((size_t) MRAIL_EAGER_MAX)
 /* Rendezvous: stripes are read in chunks of at most this many bytes, with
  * up to MRAIL_RDV_READS_PER_RAIL reads of one message in flight per rail. */
 #define MRAIL_RDV_CHUNK ((uint64_t) 1 << 20)
@@ -267,6 +270,7 @@ struct mrail_ep {
 	struct mrail_rail_buf *tx_free[MRAIL_MAX_RAILS];
 	size_t next_rail;
 	struct mrail_match_queue msg_queue, tag_queue;
+	size_t min_multi_recv;		/* FI_OPT_MIN_MULTI_RECV */
 	uint64_t *tx_seq;		/* per peer fi_addr */
 	struct mrail_peer_rx *rx_peers;	/* per peer fi_addr */
 	size_t peer_cap;

@@ -334,16 +334,56 @@ static ssize_t mrail_ep_cancel(fid_t fid, void *context)
 	return ret;
 }
 
-static int mrail_ep_no_getopt(fid_t fid, int level, int optname, void *optval,
-			      size_t *optlen)
+/* fi_endpoint(3) options: FI_OPT_MIN_MULTI_RECV, and FI_OPT_CM_DATA_SIZE
+ * (0: an RDM endpoint has no connection messages to carry data). */
+static int mrail_ep_getopt(fid_t fid, int level, int optname, void *optval,
+			   size_t *optlen)
 {
-	return -FI_ENOPROTOOPT;
+	struct mrail_ep *ep = container_of(fid, struct mrail_ep, ep_fid.fid);
+	size_t value;
+
+	if (level != FI_OPT_ENDPOINT)
+		return -FI_ENOPROTOOPT;
+	switch (optname) {
+	case FI_OPT_MIN_MULTI_RECV:
+		pthread_mutex_lock(&ep->domain->lock);
+		value = ep->min_multi_recv;
+		pthread_mutex_unlock(&ep->domain->lock);
+		break;
+	case FI_OPT_CM_DATA_SIZE:
+		value = 0;
+		break;
+	default:
+		return -FI_ENOPROTOOPT;
+	}
+	if (!optval || !optlen)
+		return -FI_EINVAL;
+	if (*optlen < sizeof(value)) {
+		*optlen = sizeof(value);
+		return -FI_ETOOSMALL;
+	}
+	memcpy(optval, &value, sizeof(value));
+	*optlen = sizeof(value);
+	return 0;
 }
 
-static int mrail_ep_no_setopt(fid_t fid, int level, int optname,
-			      const void *optval, size_t optlen)
+static int mrail_ep_setopt(fid_t fid, int level, int optname,
+			   const void *optval, size_t optlen)
 {
-	return -FI_ENOPROTOOPT;
+	struct mrail_ep *ep = container_of(fid, struct mrail_ep, ep_fid.fid);
+	size_t value;
+
+	/* FI_OPT_CM_DATA_SIZE is read-only, like every option not listed. */
+	if (level != FI_OPT_ENDPOINT || optname != FI_OPT_MIN_MULTI_RECV)
+		return -FI_ENOPROTOOPT;
+	if (!optval || optlen != sizeof(value))
+		return -FI_EINVAL;
+	memcpy(&value, optval, sizeof(value));
+	/* Applies to buffers posted from now on (fi_endpoint(3)). */
+	pthread_mutex_lock(&ep->domain->lock);
+	ep->min_multi_recv = value;
+	pthread_mutex_unlock(&ep->domain->lock);
+	return 0;
 }
 
 static struct fi_ops mrail_ep_fi_ops = {
@@ -357,8 +397,8 @@ static struct fi_ops mrail_ep_fi_ops = {
 static struct fi_ops_ep mrail_ep_ops = {
 	.size = sizeof(struct fi_ops_ep),
 	.cancel = mrail_ep_cancel,
-	.getopt = mrail_ep_no_getopt,
-	.setopt = mrail_ep_no_setopt,
+	.getopt = mrail_ep_getopt,
+	.setopt = mrail_ep_setopt,
 };
 
 static struct fi_ops_cm mrail_ep_cm_ops = {
@@ -384,6 +424,7 @@ int mrail_ep_open(struct fid_domain *domain_fid, struct fi_info *info,
 	ep->limits.max_eager = MRAIL_EAGER_MAX;
 	ep->limits.max_msg = MRAIL_MAX_MSG;
 	ep->limits.rail_count = (uint8_t) ep->rail_count;
+	ep->min_multi_recv = MRAIL_MIN_MULTI_RECV_DEFAULT;
 	mrail_match_queue_init(&ep->msg_queue);
 	mrail_match_queue_init(&ep->tag_queue);
 

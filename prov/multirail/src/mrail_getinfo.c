@@ -25,7 +25,8 @@
 
 /* Peers on this host are reached over the rails like any other. */
 #define MRAIL_CAPS (FI_MSG | FI_TAGGED | FI_SEND | FI_RECV | FI_SOURCE | \
-		    FI_DIRECTED_RECV | FI_LOCAL_COMM | FI_REMOTE_COMM)
+		    FI_DIRECTED_RECV | FI_MULTI_RECV | FI_LOCAL_COMM | \
+		    FI_REMOTE_COMM)
 
 /* Set while this thread is inside mrail_getinfo: with the application's own
  * libfabric as corelib, discovery would otherwise reach mrail again. */

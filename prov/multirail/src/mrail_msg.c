@@ -56,6 +56,32 @@ bool mrail_recv_wants_completion(const struct mrail_ep *ep, uint64_t flags, int 
 	return err || !ep->rx_selective || (flags & FI_COMPLETION);
 }
 
+void mrail_recv_write_completion(struct mrail_ep *ep, struct mrail_recv *multi,
+				 uint64_t flags, struct mrail_cq_entry *entry)
+{
+	bool last = false;
+
+	if (multi) {
+		multi->multi_inflight--;
+		last = multi->multi_released && !multi->multi_inflight;
+	}
+	/* The application learns the buffer is its own again only from this
+	 * flag, so that completion is written whatever FI_COMPLETION says. */
+	if (last)
+		entry->flags |= FI_MULTI_RECV;
+	if (last || mrail_recv_wants_completion(ep, flags, entry->err))
+		mrail_cq_write(ep->rx_cq, entry);
+	if (last)
+		free(multi);
+}
+
+void mrail_multi_recv_drop_part(struct mrail_recv *multi)
+{
+	multi->multi_inflight--;
+	if (multi->multi_released && !multi->multi_inflight)
+		free(multi);
+}
+
 void mrail_recv_complete(struct mrail_ep *ep, struct mrail_recv *recv,
 			 struct mrail_rx_msg *msg)
 {
@@ -73,10 +99,60 @@ void mrail_recv_complete(struct mrail_ep *ep, struct mrail_recv *recv,
 		entry.prov_errno = -FI_ETRUNC;
 		entry.olen = msg->len - cap;
 	}
-	if (mrail_recv_wants_completion(ep, recv->flags, entry.err))
-		mrail_cq_write(ep->rx_cq, &entry);
+	mrail_recv_write_completion(ep, recv->multi, recv->flags, &entry);
 	free(recv);
 	free(msg);
+}
+
+/*
+ * A message matched a multi-receive buffer: it gets a receive of its own
+ * over the next bytes of the buffer, so eager copies, rendezvous reads and
+ * truncation work as for any receive. Returns whether the buffer takes
+ * more messages; if not it may be gone already (its last part completed).
+ */
+static bool multi_recv_deliver(struct mrail_ep *ep, struct mrail_recv *buf,
+			       struct mrail_rx_msg *msg)
+{
+	struct mrail_recv *part = calloc(1, sizeof(*part));
+	struct mrail_cq_entry entry;
+	size_t off, take;
+	bool release;
+
+	if (!part) {
+		MRAIL_WARN(FI_LOG_EP_DATA, "out of memory: a message for a "
+			   "multi-receive buffer is dropped\n");
+		entry = mrail_recv_entry(buf, msg);
+		entry.flags &= ~(uint64_t) FI_MULTI_RECV;
+		entry.err = FI_ENOMEM;
+		entry.prov_errno = -FI_ENOMEM;
+		mrail_cq_write(ep->rx_cq, &entry);
+		mrail_rx_msg_discard(ep, msg);
+		return true;
+	}
+	release = mrail_multi_space_claim(&buf->space, msg->len, &off, &take);
+	part->iov[0].iov_base = (uint8_t *) buf->iov[0].iov_base + off;
+	part->iov[0].iov_len = take;
+	part->iov_count = 1;
+	part->context = buf->context;
+	part->flags = buf->flags & ~(uint64_t) FI_MULTI_RECV;
+	part->multi = buf;
+	buf->multi_inflight++;
+	buf->multi_released = release;
+	mrail_recv_complete(ep, part, msg);
+	return !release;
+}
+
+/* A new multi-receive buffer first takes the messages already waiting. */
+static void multi_recv_post(struct mrail_ep *ep, struct mrail_match_queue *queue,
+			    struct mrail_recv *buf)
+{
+	struct mrail_match_item *msg;
+
+	while ((msg = mrail_match_post_recv(queue, &buf->item))) {
+		if (!multi_recv_deliver(ep, buf,
+					container_of(msg, struct mrail_rx_msg, item)))
+			return;
+	}
 }
 
 void mrail_rx_msg_discard(struct mrail_ep *ep, struct mrail_rx_msg *msg)
@@ -92,9 +168,19 @@ static void deliver_in_order(struct mrail_ep *ep, struct mrail_rx_msg *msg)
 	struct mrail_match_queue *queue = msg->tagged ? &ep->tag_queue : &ep->msg_queue;
 	struct mrail_match_item *recv;
 
+	struct mrail_recv *posted;
+
 	recv = mrail_match_arrive(queue, &msg->item);
-	if (recv)
-		mrail_recv_complete(ep, container_of(recv, struct mrail_recv, item), msg);
+	if (!recv)
+		return;
+	posted = container_of(recv, struct mrail_recv, item);
+	if (!(posted->flags & FI_MULTI_RECV)) {
+		mrail_recv_complete(ep, posted, msg);
+		return;
+	}
+	/* Room left: it keeps its place ahead of younger receives. */
+	if (multi_recv_deliver(ep, posted, msg))
+		mrail_match_repost_front(queue, recv);
 }
 
 static struct mrail_peer_rx *peer_rx(struct mrail_ep *ep, fi_addr_t peer)
@@ -270,6 +356,10 @@ ssize_t mrail_post_recv(struct mrail_ep *ep, const struct iovec *iov, size_t cou
 
 	if (count > MRAIL_IOV_LIMIT)
 		return -FI_EINVAL;
+	/* Each message's completion points at its data: one contiguous
+	 * buffer. Tagged multi-receive is not in fi_tagged(3) of 1.17. */
+	if ((flags & FI_MULTI_RECV) && (tagged || count != 1))
+		return -FI_EINVAL;
 	if (!ep->enabled)
 		return -FI_EOPBADSTATE;
 	recv = calloc(1, sizeof(*recv));
@@ -286,11 +376,43 @@ ssize_t mrail_post_recv(struct mrail_ep *ep, const struct iovec *iov, size_t cou
 	recv->item.ignore = tagged ? ignore : 0;
 
 	pthread_mutex_lock(&ep->domain->lock);
-	msg = mrail_match_post_recv(queue, &recv->item);
-	if (msg)
-		mrail_recv_complete(ep, recv, container_of(msg, struct mrail_rx_msg, item));
+	if (flags & FI_MULTI_RECV) {
+		recv->space.cap = iov[0].iov_len;
+		/* fi_endpoint(3): the minimum in force when it was posted. */
+		recv->space.min = ep->min_multi_recv;
+		multi_recv_post(ep, queue, recv);
+	} else {
+		msg = mrail_match_post_recv(queue, &recv->item);
+		if (msg)
+			mrail_recv_complete(ep, recv,
+					    container_of(msg, struct mrail_rx_msg, item));
+	}
 	pthread_mutex_unlock(&ep->domain->lock);
 	return 0;
+}
+
+/*
+ * A cancelled multi-receive buffer is released; while rendezvous reads into
+ * it are still running, their last completion carries FI_MULTI_RECV and
+ * frees it instead.
+ */
+static void cancel_complete(struct mrail_ep *ep, struct mrail_recv *recv)
+{
+	bool multi = recv->flags & FI_MULTI_RECV;
+	bool last = multi && !recv->multi_inflight;
+
+	mrail_cq_write(ep->rx_cq, &(struct mrail_cq_entry) {
+		.op_context = recv->context,
+		.flags = FI_RECV | (recv->tagged ? FI_TAGGED : FI_MSG) |
+			 (last ? FI_MULTI_RECV : 0),
+		.buf = recv->iov_count ? recv->iov[0].iov_base : NULL,
+		.tag = recv->item.tag,
+		.src = FI_ADDR_NOTAVAIL,
+		.err = FI_ECANCELED, .prov_errno = -FI_ECANCELED,
+	});
+	recv->multi_released = true;
+	if (!multi || last)
+		free(recv);
 }
 
 /* fi_cancel names its receive by context; only posted receives can go. */
@@ -307,15 +429,7 @@ ssize_t mrail_msg_cancel(struct mrail_ep *ep, void *context)
 			if (recv->context != context)
 				continue;
 			mrail_match_cancel_recv(queues[q], item);
-			mrail_cq_write(ep->rx_cq, &(struct mrail_cq_entry) {
-				.op_context = context,
-				.flags = FI_RECV | (recv->tagged ? FI_TAGGED : FI_MSG),
-				.buf = recv->iov_count ? recv->iov[0].iov_base : NULL,
-				.tag = recv->item.tag,
-				.src = FI_ADDR_NOTAVAIL,
-				.err = FI_ECANCELED, .prov_errno = -FI_ECANCELED,
-			});
-			free(recv);
+			cancel_complete(ep, recv);
 			return 0;
 		}
 	}
@@ -465,8 +579,14 @@ void mrail_msg_flush(struct mrail_ep *ep)
 			free(container_of(item, struct mrail_rx_msg, item));
 		}
 		while ((item = queues[q]->posted)) {
+			struct mrail_recv *recv =
+				container_of(item, struct mrail_recv, item);
+
 			mrail_match_cancel_recv(queues[q], item);
-			free(container_of(item, struct mrail_recv, item));
+			/* Parts still reading free it (mrail_rdv_flush). */
+			recv->multi_released = true;
+			if (!recv->multi_inflight)
+				free(recv);
 		}
 	}
 	for (i = 0; i < ep->peer_cap; i++) {
