@@ -108,6 +108,7 @@ enum pattern {
 /* Bytes on the control connection; the peer checks it got the same one. */
 enum sync_code {
 	SYNC_START = 'A',
+	SYNC_BOUND,
 	SYNC_PING_PONG,
 	SYNC_TAGGED,
 	SYNC_CQ_DATA,
@@ -138,6 +139,7 @@ struct options {
 	size_t max_size;
 	unsigned iters;
 	bool verbose;
+	bool by_node;	/* -N: the peer from fi_getinfo(node, service) */
 };
 
 /* Messages one multi-receive buffer takes in these tests, at most. */
@@ -644,8 +646,9 @@ static void oob_hello(struct session *s)
 {
 	char ours[HELLO_LEN] = { 0 }, theirs[HELLO_LEN];
 
-	snprintf(ours, sizeof(ours), "fi_mrail_msg 1 -p %s -S %zu -I %u",
-		 s->opt.prov, s->opt.max_size, s->opt.iters);
+	snprintf(ours, sizeof(ours), "fi_mrail_msg 1 -p %s -S %zu -I %u%s",
+		 s->opt.prov, s->opt.max_size, s->opt.iters,
+		 s->opt.by_node ? " -N" : "");
 	oob_send(s, ours, sizeof(ours));
 	oob_recv(s, theirs, sizeof(theirs), "send its options");
 	theirs[HELLO_LEN - 1] = '\0';
@@ -2037,16 +2040,36 @@ static struct fi_info *make_hints(const struct options *opt)
 	return hints;
 }
 
+/* -N: the server binds to the service the client resolves with its node. */
+static void by_node_service(const struct options *opt, char *service, size_t len)
+{
+	snprintf(service, len, "%u", opt->port + 1);
+}
+
 static int get_info(struct session *s)
 {
 	struct fi_info *hints = make_hints(&s->opt);
-	char detail[200];
+	const char *node = NULL, *service = NULL;
+	char detail[200], port[16];
+	uint64_t flags = 0;
 	int ret;
 
-	ret = fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, &s->info_list);
+	if (s->opt.by_node) {
+		by_node_service(&s->opt, port, sizeof(port));
+		service = port;
+		if (s->is_server)
+			flags = FI_SOURCE;
+		else
+			node = s->opt.server;
+	}
+	ret = fi_getinfo(FI_VERSION(1, 17), node, service, flags, hints, &s->info_list);
 	fi_freeinfo(hints);
 	snprintf(detail, sizeof(detail), "%s", ret ? fi_strerror(-ret) : "");
-	check_once(ret == 0, "fi_getinfo: FI_EP_RDM with FI_MSG|FI_TAGGED", detail);
+	check_once(ret == 0, !s->opt.by_node ?
+		   "fi_getinfo: FI_EP_RDM with FI_MSG|FI_TAGGED" : s->is_server ?
+		   "fi_getinfo(NULL, service, FI_SOURCE): FI_EP_RDM bound to the "
+		   "service" : "fi_getinfo(node, service): FI_EP_RDM with the "
+		   "server as dest_addr", detail);
 	if (ret)
 		return ret;
 	s->info = choose_info(s);
@@ -2054,6 +2077,9 @@ static int get_info(struct session *s)
 		   "every info the provider offers needs FI_MR_LOCAL");
 	if (!s->info)
 		return -FI_ENODATA;
+	if (s->opt.by_node && !s->is_server)
+		check_once(s->info->dest_addr && s->info->dest_addrlen,
+			   "fi_getinfo(node, service) fills dest_addr", NULL);
 	if (s->opt.verbose)
 		printf("note: provider %s, fabric %s, domain %s, inject_size %zu, "
 		       "cq_data_size %zu\n", s->info->fabric_attr->prov_name,
@@ -2102,12 +2128,91 @@ static int open_endpoint(struct session *s)
 	return ret;
 }
 
+/*
+ * -N, client: the only address of the server it has is dest_addr from
+ * fi_getinfo(node, service). Its first message makes the provider
+ * introduce us (mrail: HELLO over its first rail).
+ */
+static int insert_dest_addr(struct session *s)
+{
+	char detail[64];
+	uint8_t first = 0x42;
+	struct op op;
+	int ret;
+
+	if (!s->info->dest_addr)
+		return -FI_EINVAL;
+	ret = fi_av_insert(s->av, s->info->dest_addr, 1, &s->peer, 0, NULL);
+	snprintf(detail, sizeof(detail), "returned %d", ret);
+	check_once(ret == 1, "fi_av_insert of dest_addr from fi_getinfo(node, "
+		   "service)", detail);
+	if (ret != 1)
+		return -FI_EINVAL;
+	op_init(&op, OP_SEND, &first, 1);
+	post_op(s, &op);
+	wait_ops(s, &op, 1, "the first message to the server");
+	check_begin("the first message to a peer known by dest_addr alone");
+	expect_completed(&op, FI_SEND | FI_MSG, "first message");
+	check_end();
+	return op.completions == 1 && !op.err ? 0 : -FI_EIO;
+}
+
+/*
+ * -N, server: no address from the client at all; the source address of the
+ * client's first message (FI_SOURCE) is how it is reached from then on.
+ */
+static int learn_peer_from_source(struct session *s)
+{
+	struct fi_cq_tagged_entry comp;
+	uint64_t deadline = now_ms() + WAIT_LIMIT_MS;
+	uint8_t first = 0, name[MAX_NAME_LEN];
+	struct fi_context ctx;
+	size_t name_len = sizeof(name);
+	char text[512], detail[160];
+	size_t text_len = sizeof(text);
+	fi_addr_t src = FI_ADDR_NOTAVAIL;
+	ssize_t n;
+	int ret;
+
+	do {
+		ret = (int) fi_recv(s->ep, &first, 1, NULL, FI_ADDR_UNSPEC, &ctx);
+	} while (ret == -FI_EAGAIN && now_ms() < deadline);
+	if (ret)
+		fatal("fi_recv of the client's first message: %s", fi_strerror(-ret));
+	while ((n = fi_cq_readfrom(s->cq, &comp, 1, &src)) == -FI_EAGAIN) {
+		if (now_ms() > deadline)
+			fatal("no first message from the client within %d s",
+			      WAIT_LIMIT_MS / 1000);
+	}
+	snprintf(detail, sizeof(detail), "fi_cq_readfrom returned %zd, flags %#llx, "
+		 "len %zu, byte %#x", n, (unsigned long long) comp.flags, comp.len,
+		 first);
+	check_once(n == 1 && comp.flags == (FI_RECV | FI_MSG) && comp.len == 1 &&
+		   first == 0x42, "the client's first message", detail);
+	check_once(n == 1 && src != FI_ADDR_NOTAVAIL, "its FI_SOURCE address names "
+		   "the client, never inserted by the application", NULL);
+	if (n != 1 || src == FI_ADDR_NOTAVAIL)
+		return -FI_EINVAL;
+	s->peer = src;
+	ret = fi_av_lookup(s->av, src, name, &name_len);
+	snprintf(detail, sizeof(detail), "returned %d, %zu bytes", ret, name_len);
+	check_once(!ret && name_len > 0, "fi_av_lookup of the learned client", detail);
+	if (s->opt.verbose && !ret) {
+		fi_av_straddr(s->av, name, text, &text_len);
+		printf("note: learned the client as %s\n", text);
+	}
+	return 0;
+}
+
 static int insert_peer(struct session *s)
 {
 	uint8_t ours[MAX_NAME_LEN], theirs[MAX_NAME_LEN];
 	size_t our_len = sizeof(ours), their_len;
 	char detail[64];
 	int ret;
+
+	if (s->opt.by_node)
+		return s->is_server ? learn_peer_from_source(s) : insert_dest_addr(s);
 
 	ret = setup_step(fi_getname(&s->ep->fid, ours, &our_len), "fi_getname");
 	if (ret)
@@ -2145,11 +2250,15 @@ static void close_all(struct session *s)
 static void usage(const char *prog)
 {
 	fprintf(stderr, "usage: %s [-p PROVIDER] [-E PORT] [-S MAXSIZE] [-I ITERS] "
-		"[-v] [SERVER_ADDR]\n"
+		"[-N] [-v] [SERVER_ADDR]\n"
 		"  -p  provider (default %s), e.g. \"tcp;ofi_rxm\"\n"
 		"  -E  TCP port of the control connection (default %d)\n"
 		"  -S  largest message size tested (default %zu)\n"
 		"  -I  iterations per size (default %d)\n"
+		"  -N  no address exchange: the client reaches the server with\n"
+		"      fi_getinfo(SERVER_ADDR, PORT + 1) alone, the server binds\n"
+		"      to PORT + 1 with FI_SOURCE and learns the client from its\n"
+		"      first message's source address\n"
 		"  -v  print every check\n"
 		"The server runs without SERVER_ADDR, the client with it.\n",
 		prog, DEFAULT_PROV, DEFAULT_PORT,
@@ -2177,13 +2286,14 @@ static int parse_options(int argc, char **argv, struct options *opt)
 		.max_size = test_sizes[ARRAY_SIZE(test_sizes) - 1],
 		.iters = DEFAULT_ITERS,
 	};
-	while ((c = getopt(argc, argv, "p:E:S:I:vh")) != -1) {
+	while ((c = getopt(argc, argv, "p:E:S:I:Nvh")) != -1) {
 		switch (c) {
 		case 'p':
 			opt->prov = optarg;
 			break;
 		case 'E':
-			if (!parse_uint(optarg, 65535, &v) || !v)
+			/* -N uses the next port too. */
+			if (!parse_uint(optarg, 65534, &v) || !v)
 				goto bad;
 			opt->port = (unsigned) v;
 			break;
@@ -2199,6 +2309,9 @@ static int parse_options(int argc, char **argv, struct options *opt)
 			break;
 		case 'v':
 			opt->verbose = true;
+			break;
+		case 'N':
+			opt->by_node = true;
 			break;
 		default:
 			usage(argv[0]);
@@ -2231,7 +2344,12 @@ int main(int argc, char **argv)
 
 	oob_open(&s);
 	oob_hello(&s);
-	if (get_info(&s) || open_endpoint(&s) || insert_peer(&s))
+	if (get_info(&s) || open_endpoint(&s))
+		goto out;
+	/* -N: the client's first message needs the server's rails bound. */
+	if (s.opt.by_node)
+		oob_sync(&s, SYNC_BOUND, "bind its endpoint");
+	if (insert_peer(&s))
 		goto out;
 	oob_sync(&s, SYNC_START, "open its endpoint");
 

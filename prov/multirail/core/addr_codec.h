@@ -20,6 +20,7 @@
 #ifndef MRAIL_ADDR_CODEC_H
 #define MRAIL_ADDR_CODEC_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -84,5 +85,21 @@ int mrail_addr_decode_prefix(const void *buf, size_t len, struct mrail_addr *add
 int mrail_addr_check_compatible(const struct mrail_addr *local,
 				const struct mrail_addr *peer,
 				char *err, size_t err_len);
+
+/*
+ * Whether a and b name the same core address on rail (stack, format and
+ * bytes); false if either has no such rail. A partial address learned from
+ * fi_getinfo and the full address its peer later sends agree on rail 0.
+ */
+bool mrail_addr_same_rail(const struct mrail_addr *a, const struct mrail_addr *b,
+			  unsigned rail);
+
+/*
+ * A partial address (MRAIL_ADDR_FLAG_PARTIAL, one rail) for a peer's rail 0
+ * core address. Returns 0, or -EINVAL when the stack name or address does
+ * not fit the limits the decoder enforces.
+ */
+int mrail_addr_make_partial(const char *stack, uint32_t format, const void *bytes,
+			    size_t len, struct mrail_addr *addr);
 
 #endif /* MRAIL_ADDR_CODEC_H */

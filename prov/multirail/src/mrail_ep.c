@@ -112,13 +112,35 @@ void mrail_ep_progress(struct mrail_ep *ep)
 		rail_progress(ep, rail);
 	if (ep->rdv_recvs || ep->pending_acks)
 		mrail_rdv_progress(ep);
+	if (ep->hellos)
+		mrail_hello_progress(ep);
+}
+
+/*
+ * fi_getinfo(NULL, service, FI_SOURCE) bound every rail's source address in
+ * mrail's src_addr to service, but fi_fabric resolves the rails anew
+ * without it: a rail endpoint takes its address from the info the
+ * application opened the endpoint with. The bytes are copied into the
+ * corelib's own duplicate (its allocator owns the buffer).
+ */
+static struct fi_info *rail_info_dup(struct mrail_ep *ep, size_t rail)
+{
+	const struct mrail_railset *rails = &ep->domain->fabric->rails;
+	const struct mrail_rail_addr *src = &ep->src.rails[rail];
+	struct fi_info *info = rails->lib->dupinfo(rails->rails[rail].info);
+
+	if (info && rail < ep->src.rail_count && info->src_addr &&
+	    info->src_addrlen == src->len && info->addr_format == src->format &&
+	    !strcmp(src->stack, rails->rails[rail].spec.stack))
+		memcpy(info->src_addr, src->bytes, src->len);
+	return info;
 }
 
 /* Opens, binds and enables one rail's endpoint and posts its receives. */
 static int rail_enable(struct mrail_ep *ep, size_t rail)
 {
 	struct mrail_fabric *fabric = ep->domain->fabric;
-	struct fi_info *info = fabric->rails.rails[rail].info;
+	struct fi_info *info = fabric->rails.rails[rail].info, *bound;
 	struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_MSG, .size = 1024 };
 	size_t pool_len = (MRAIL_RX_BUFS_PER_RAIL + MRAIL_TX_BUFS_PER_RAIL) *
 			  MRAIL_RAIL_BUF_LEN;
@@ -127,7 +149,11 @@ static int rail_enable(struct mrail_ep *ep, size_t rail)
 	int ret;
 
 	ep->rail_mr_mode[rail] = info->domain_attr->mr_mode;
-	ret = fi_endpoint(domain, info, &ep->rail_eps[rail], NULL);
+	bound = rail_info_dup(ep, rail);
+	if (!bound)
+		return -FI_ENOMEM;
+	ret = fi_endpoint(domain, bound, &ep->rail_eps[rail], NULL);
+	fabric->rails.lib->freeinfo(bound);
 	if (ret)
 		return ret;
 	ret = fi_cq_open(domain, &cq_attr, &ep->rail_cqs[rail], NULL);
@@ -425,6 +451,10 @@ int mrail_ep_open(struct fid_domain *domain_fid, struct fi_info *info,
 	ep->limits.max_msg = MRAIL_MAX_MSG;
 	ep->limits.rail_count = (uint8_t) ep->rail_count;
 	ep->min_multi_recv = MRAIL_MIN_MULTI_RECV_DEFAULT;
+	/* Without a usable src_addr the rails keep the fabric's addresses. */
+	if (info->src_addr && info->addr_format == FI_ADDR_MRAIL &&
+	    mrail_addr_decode(info->src_addr, info->src_addrlen, &ep->src, NULL, 0))
+		ep->src.rail_count = 0;
 	mrail_match_queue_init(&ep->msg_queue);
 	mrail_match_queue_init(&ep->tag_queue);
 

@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <utlist.h>
+
 size_t mrail_iov_total(const struct iovec *iov, size_t count)
 {
 	size_t i, total = 0;
@@ -230,6 +232,154 @@ static void rx_hold(struct mrail_ep *ep, struct mrail_rail_buf *buf, size_t len,
 
 static void rx_retry_held(struct mrail_ep *ep);
 
+/* ---- first contact: HELLO ---- */
+
+/*
+ * A peer inserted from fi_getinfo(node, service) is known by its rail 0
+ * alone (a partial address). The first send to it queues a HELLO carrying
+ * our full address over rail 0 and returns -FI_EAGAIN; the peer learns us
+ * from it (on every rail) and answers with a HELLO REPLY carrying its full
+ * address, which completes our entry. Sends wait for that answer, so no
+ * data message ever reaches a peer before the HELLO that introduces us,
+ * whatever order a rail keeps.
+ */
+struct mrail_hello {
+	struct mrail_hello *next;
+	fi_addr_t peer;
+	bool reply;
+};
+
+/* A transmit buffer of one rail (HELLOs go over rail 0 only). */
+static struct mrail_rail_buf *tx_buf_on_rail(struct mrail_ep *ep, size_t rail)
+{
+	struct mrail_rail_buf *buf = ep->tx_free[rail];
+
+	if (!buf)
+		return NULL;
+	ep->tx_free[rail] = buf->free_next;
+	buf->free_next = NULL;
+	buf->rdv_req_id = 0;
+	buf->complete_user = false;
+	return buf;
+}
+
+/* Returns 0, -FI_EAGAIN (try again from progress) or another error. */
+static int hello_send(struct mrail_ep *ep, const struct mrail_hello *hello)
+{
+	struct mrail_av_peer *peer = mrail_av_get_peer(ep->av, hello->peer);
+	struct mrail_wire_hdr hdr = {
+		.op = MRAIL_OP_HELLO,
+		.flags = hello->reply ? MRAIL_WIRE_F_REPLY : 0,
+	};
+	struct mrail_rail_buf *buf;
+	size_t len = MRAIL_RAIL_BUF_LEN - MRAIL_WIRE_HDR_LEN;
+	int ret;
+
+	if (!peer)
+		return -FI_EINVAL;
+	buf = tx_buf_on_rail(ep, 0);
+	if (!buf)
+		return -FI_EAGAIN;
+	/* Our name is the rails' bound addresses, known once enabled. */
+	ret = fi_getname(&ep->ep_fid.fid, buf->data + MRAIL_WIRE_HDR_LEN, &len);
+	if (ret) {
+		mrail_tx_buf_put(ep, buf);
+		return ret;
+	}
+	hdr.payload_len = (uint32_t) len;
+	if (mrail_wire_hdr_encode(&hdr, buf->data, MRAIL_WIRE_HDR_LEN) < 0) {
+		mrail_tx_buf_put(ep, buf);
+		return -FI_EINVAL;
+	}
+	buf->user = (struct mrail_cq_entry) { .src = FI_ADDR_NOTAVAIL };
+	return (int) mrail_tx_buf_send(ep, buf, MRAIL_WIRE_HDR_LEN + len, peer);
+}
+
+static void hello_queue(struct mrail_ep *ep, fi_addr_t peer, bool reply)
+{
+	struct mrail_hello *hello;
+
+	LL_FOREACH(ep->hellos, hello) {
+		if (hello->peer == peer && hello->reply == reply)
+			return;
+	}
+	hello = malloc(sizeof(*hello));
+	if (!hello) {
+		MRAIL_WARN(FI_LOG_EP_DATA, "out of memory: cannot greet peer %"
+			   PRIu64 "\n", (uint64_t) peer);
+		return;
+	}
+	*hello = (struct mrail_hello) { .peer = peer, .reply = reply };
+	LL_APPEND(ep->hellos, hello);
+	mrail_hello_progress(ep);
+}
+
+void mrail_hello_progress(struct mrail_ep *ep)
+{
+	struct mrail_hello *hello, *tmp;
+	struct mrail_av_peer *peer;
+	int ret;
+
+	LL_FOREACH_SAFE(ep->hellos, hello, tmp) {
+		ret = hello_send(ep, hello);
+		if (ret == -FI_EAGAIN)
+			continue;
+		if (ret) {
+			MRAIL_WARN(FI_LOG_EP_DATA, "cannot send a HELLO to peer %"
+				   PRIu64 ": %s\n", (uint64_t) hello->peer,
+				   fi_strerror(-ret));
+			/* The next send to it tries again. */
+			peer = mrail_av_get_peer(ep->av, hello->peer);
+			if (peer && !hello->reply)
+				peer->hello_sent = false;
+		}
+		LL_DELETE(ep->hellos, hello);
+		free(hello);
+	}
+}
+
+/*
+ * A HELLO or its REPLY: the sender's full address. It may come from a peer
+ * no rail knows (its source is then FI_ADDR_NOTAVAIL), so everything in it
+ * is checked before the AV sees it.
+ */
+static void rx_hello(struct mrail_ep *ep, size_t rail, const struct mrail_wire_hdr *hdr,
+		     const uint8_t *payload, fi_addr_t rail_src)
+{
+	char err[MRAIL_ERR_MAX], why[MRAIL_ERR_MAX + 64];
+	struct mrail_addr addr;
+	fi_addr_t known, peer;
+
+	if (mrail_addr_decode(payload, hdr->payload_len, &addr, err, sizeof(err))) {
+		snprintf(why, sizeof(why), "HELLO carries no valid address: %s", err);
+		goto bad;
+	}
+	if (addr.flags & MRAIL_ADDR_FLAG_PARTIAL) {
+		snprintf(why, sizeof(why), "HELLO carries a partial address");
+		goto bad;
+	}
+	if (mrail_addr_check_compatible(&ep->domain->local_addr, &addr, err,
+					sizeof(err))) {
+		snprintf(why, sizeof(why), "HELLO from a peer that cannot reach "
+			 "this endpoint's rails: %s", err);
+		goto bad;
+	}
+	known = mrail_av_peer_of_rail_addr(ep->av, rail, rail_src);
+	if (mrail_av_learn_peer(ep->av, &addr, known, &peer)) {
+		snprintf(why, sizeof(why), "cannot insert the peer that sent a "
+			 "HELLO into the AV");
+		goto bad;
+	}
+	MRAIL_INFO(FI_LOG_EP_DATA, "rail %zu: HELLO%s from peer %" PRIu64 "\n",
+		   rail + 1, hdr->flags & MRAIL_WIRE_F_REPLY ? " REPLY" : "",
+		   (uint64_t) peer);
+	if (!(hdr->flags & MRAIL_WIRE_F_REPLY))
+		hello_queue(ep, peer, true);
+	return;
+bad:
+	mrail_rx_report_bad_message(ep, rail, why);
+}
+
 /* A decoded EAGER or RTS as a message for the matching engine. */
 static struct mrail_rx_msg *rx_msg_from_wire(struct mrail_ep *ep,
 					     const struct mrail_wire_hdr *hdr,
@@ -283,6 +433,10 @@ bool mrail_msg_handle_rx(struct mrail_ep *ep, struct mrail_rail_buf *buf,
 		mrail_rx_report_bad_message(ep, rail, err);
 		return true;
 	}
+	if (hdr.op == MRAIL_OP_HELLO) {
+		rx_hello(ep, rail, &hdr, payload, rail_src);
+		return true;
+	}
 	peer = mrail_av_peer_of_rail_addr(ep->av, rail, rail_src);
 	if (peer == FI_ADDR_NOTAVAIL) {
 		mrail_rx_report_bad_message(ep, rail, "sender is not in the AV");
@@ -290,11 +444,6 @@ bool mrail_msg_handle_rx(struct mrail_ep *ep, struct mrail_rail_buf *buf,
 	}
 	if (hdr.op == MRAIL_OP_ACK) {
 		mrail_rdv_handle_ack(ep, rail, peer, &hdr, payload);
-		return true;
-	}
-	if (hdr.op != MRAIL_OP_EAGER && hdr.op != MRAIL_OP_RTS) {
-		mrail_rx_report_bad_message(ep, rail, "unexpected HELLO: this mrail "
-					    "learns peers from its AV only");
 		return true;
 	}
 	rx = peer_rx(ep, peer);
@@ -536,6 +685,7 @@ ssize_t mrail_send_common(struct mrail_ep *ep, const struct iovec *iov, size_t c
 		.src = FI_ADDR_NOTAVAIL,
 	};
 	bool complete_user = !inject && (!ep->tx_selective || (flags & FI_COMPLETION));
+	struct mrail_av_peer *peer;
 	ssize_t ret;
 
 	if (count > MRAIL_IOV_LIMIT)
@@ -546,8 +696,18 @@ ssize_t mrail_send_common(struct mrail_ep *ep, const struct iovec *iov, size_t c
 		return -FI_EOPBADSTATE;
 
 	pthread_mutex_lock(&ep->domain->lock);
-	if (!mrail_av_get_peer(ep->av, dest) || mrail_ep_reserve_peer(ep, dest)) {
+	peer = mrail_av_get_peer(ep->av, dest);
+	if (!peer || mrail_ep_reserve_peer(ep, dest)) {
 		ret = -FI_EINVAL;
+		goto out;
+	}
+	if (peer->addr.flags & MRAIL_ADDR_FLAG_PARTIAL) {
+		if (!peer->hello_sent) {
+			peer->hello_sent = true;
+			hello_queue(ep, dest, false);
+		}
+		mrail_ep_progress(ep);
+		ret = -FI_EAGAIN;
 		goto out;
 	}
 	hdr.seq = ep->tx_seq[dest];
@@ -570,6 +730,7 @@ void mrail_msg_flush(struct mrail_ep *ep)
 {
 	struct mrail_match_queue *queues[] = { &ep->msg_queue, &ep->tag_queue };
 	struct mrail_match_item *item;
+	struct mrail_hello *hello;
 	size_t q, i;
 	void *held;
 
@@ -595,6 +756,10 @@ void mrail_msg_flush(struct mrail_ep *ep)
 			free(held);
 	}
 	mrail_rdv_flush(ep);
+	while ((hello = ep->hellos)) {
+		LL_DELETE(ep->hellos, hello);
+		free(hello);
+	}
 }
 
 /* ---- fi_ops_msg ---- */
