@@ -150,6 +150,7 @@ struct multi_log {
 	size_t count;
 	struct fi_cq_tagged_entry entries[MULTI_MAX_PARTS + 2];
 	int errs[MULTI_MAX_PARTS + 2];
+	size_t olens[MULTI_MAX_PARTS + 2];
 };
 
 /* One posted operation and what the CQ said about it. */
@@ -771,13 +772,14 @@ static struct op *pending_take(struct session *s, void *context, uint64_t flags)
 /* Logs one completion of a multi-receive buffer; true if it released it
  * (only then does the operation count as completed). */
 static bool multi_log_add(struct op *op, const struct fi_cq_tagged_entry *comp,
-			  int err)
+			  int err, size_t olen)
 {
 	struct multi_log *log = op->multi;
 
 	if (log->count < ARRAY_SIZE(log->entries)) {
 		log->entries[log->count] = *comp;
 		log->errs[log->count] = err;
+		log->olens[log->count] = olen;
 	}
 	log->count++;
 	return comp->flags & FI_MULTI_RECV;
@@ -812,7 +814,7 @@ static void record_completion(struct session *s, const struct fi_cq_tagged_entry
 		note_stray(s, "a completion", comp->op_context, comp->flags, comp->len);
 		return;
 	}
-	if (op->multi && !multi_log_add(op, comp, 0))
+	if (op->multi && !multi_log_add(op, comp, 0, 0))
 		return;
 	op->completions++;
 	op->entry = *comp;
@@ -844,7 +846,7 @@ static void record_error(struct session *s)
 			.tag = err.tag,
 		};
 
-		if (!multi_log_add(op, &comp, err.err ? err.err : FI_EOTHER))
+		if (!multi_log_add(op, &comp, err.err ? err.err : FI_EOTHER, err.olen))
 			return;
 	}
 	op->completions++;
@@ -1645,19 +1647,38 @@ static const struct multi_case {
 	const char *name;
 	size_t count;
 	size_t sizes[MULTI_MAX_PARTS];
+	/* Truncation cases: the buffer's size, which the last message
+	 * overflows (FI_ETRUNC, and the buffer is full); 0: all fit. */
+	size_t cap;
 } multi_cases[] = {
-	{ "eager", 6, { 1000, 7, 0, 4096, 16344, 300 } },
-	{ "rendezvous", 3, { 65539, 16345, 100003 } },
-	{ "eager and rendezvous", 5, { 64, 65539, 0, 16345, 1000 } },
+	{ "eager", 6, { 1000, 7, 0, 4096, 16344, 300 }, 0 },
+	{ "rendezvous", 3, { 65539, 16345, 100003 }, 0 },
+	{ "eager and rendezvous", 5, { 64, 65539, 0, 16345, 1000 }, 0 },
+	{ "eager, the last truncated", 2, { 1000, 5000 }, 1300 },
+	{ "rendezvous, the last truncated", 2, { 20000, 100003 }, 60000 },
 };
 
+/* Where message i lands: messages are packed, each taking what fits. */
 static size_t multi_offset(const struct multi_case *mc, size_t i)
 {
 	size_t off = 0, k;
 
 	for (k = 0; k < i; k++)
 		off += mc->sizes[k];
-	return off;
+	return mc->cap && off > mc->cap ? mc->cap : off;
+}
+
+static size_t multi_cap(const struct multi_case *mc)
+{
+	return mc->cap ? mc->cap : multi_offset(mc, mc->count) + MULTI_SLACK;
+}
+
+/* The bytes of message i that fit in the buffer. */
+static size_t multi_take(const struct multi_case *mc, size_t i)
+{
+	size_t room = multi_cap(mc) - multi_offset(mc, i);
+
+	return mc->sizes[i] < room ? mc->sizes[i] : room;
 }
 
 static size_t multi_msg_len(const struct multi_case *mc, size_t i)
@@ -1707,7 +1728,7 @@ static size_t multi_find(const struct multi_case *mc, const struct buf *b,
 	size_t i;
 
 	for (i = 0; i < mc->count; i++) {
-		if (!seen[i] && e->len == mc->sizes[i] &&
+		if (!seen[i] && e->len == multi_take(mc, i) &&
 		    (uint8_t *) e->buf == b->data + multi_offset(mc, i))
 			return i;
 	}
@@ -1720,7 +1741,7 @@ static void multi_check_log(const struct multi_case *mc, const struct op *op,
 	const struct multi_log *log = op->multi;
 	bool seen[MULTI_MAX_PARTS] = { false };
 	const struct fi_cq_tagged_entry *e;
-	size_t k, i, off;
+	size_t k, i, off, take;
 	uint64_t want;
 	char where[80];
 
@@ -1733,10 +1754,6 @@ static void multi_check_log(const struct multi_case *mc, const struct op *op,
 		e = &log->entries[k];
 		snprintf(where, sizeof(where), "iteration %u, completion %zu of %zu",
 			 iter, k + 1, log->count);
-		if (log->errs[k]) {
-			check_fail("%s: error %s", where, fi_strerror(log->errs[k]));
-			continue;
-		}
 		want = FI_RECV | FI_MSG | (k + 1 == log->count ? FI_MULTI_RECV : 0);
 		if (e->flags != want) {
 			char got[96], exp[96];
@@ -1751,17 +1768,29 @@ static void multi_check_log(const struct multi_case *mc, const struct op *op,
 				   e->op_context, (const void *) &op->fi_ctx);
 		i = multi_find(mc, b, e, seen);
 		if (i == SIZE_MAX) {
-			check_fail("%s: buf at offset %td, len %zu: no message sent "
-				   "lands there", where, (uint8_t *) e->buf - b->data,
-				   e->len);
+			check_fail("%s: buf at offset %td, len %zu, error %s: no "
+				   "message sent lands there", where,
+				   (uint8_t *) e->buf - b->data, e->len,
+				   log->errs[k] ? fi_strerror(log->errs[k]) : "none");
 			continue;
 		}
 		seen[i] = true;
 		off = multi_offset(mc, i);
-		if (first_mismatch(b->data + off, 0, mc->sizes[i], PAT_MULTI,
-				   mc->sizes[i], multi_iter(i, iter)) < mc->sizes[i])
+		take = multi_take(mc, i);
+		if (take < mc->sizes[i] && log->errs[k] != FI_ETRUNC)
+			check_fail("%s: message %zu of %zu bytes, %zu of them fit: "
+				   "error %s, expected FI_ETRUNC", where, i,
+				   mc->sizes[i], take, log->errs[k] ?
+				   fi_strerror(log->errs[k]) : "none");
+		else if (take < mc->sizes[i] && log->olens[k] != mc->sizes[i] - take)
+			check_fail("%s: truncated message %zu: olen %zu, expected "
+				   "%zu", where, i, log->olens[k], mc->sizes[i] - take);
+		else if (take == mc->sizes[i] && log->errs[k])
+			check_fail("%s: error %s", where, fi_strerror(log->errs[k]));
+		if (first_mismatch(b->data + off, 0, take, PAT_MULTI, mc->sizes[i],
+				   multi_iter(i, iter)) < take)
 			check_fail("%s: message %zu (%zu bytes at offset %zu) differs "
-				   "from what was sent", where, i, mc->sizes[i], off);
+				   "from what was sent", where, i, take, off);
 	}
 }
 
@@ -1806,11 +1835,11 @@ static void test_multi_recv(struct session *s, const struct multi_case *mc,
 	struct buf b, next;
 	uint32_t iter;
 
-	buf_alloc(&b, multi_offset(mc, mc->count) + MULTI_SLACK);
+	buf_alloc(&b, multi_cap(mc));
 	buf_alloc(&next, MULTI_NEXT_LEN);
-	check_begin("%zu %s messages into one FI_MULTI_RECV buffer (%s), one "
-		    "completion each, the last with FI_MULTI_RECV, then an "
-		    "ordinary receive, %s", mc->count, mc->name,
+	check_begin("%zu %s messages into one %zu-byte FI_MULTI_RECV buffer "
+		    "(%s), one completion each, the last with FI_MULTI_RECV, then "
+		    "an ordinary receive, %s", mc->count, mc->name, multi_cap(mc),
 		    unexpected ? "posted after they arrived" : "posted first",
 		    dir_name(s, dir));
 	for (iter = 0; iter < s->opt.iters; iter++) {
