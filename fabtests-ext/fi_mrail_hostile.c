@@ -679,6 +679,17 @@ static size_t build_ack(uint8_t *buf, uint64_t req_id, int32_t status)
 	return MRAIL_WIRE_HDR_LEN + MRAIL_WIRE_ACK_LEN;
 }
 
+static size_t build_hello(uint8_t *buf, const uint8_t *payload, size_t len)
+{
+	struct mrail_wire_hdr hdr = {
+		.op = MRAIL_OP_HELLO, .payload_len = (uint32_t) len,
+	};
+
+	encode(&hdr, buf);
+	memcpy(buf + MRAIL_WIRE_HDR_LEN, payload, len);
+	return MRAIL_WIRE_HDR_LEN + len;
+}
+
 static int run_client(const char *server_ip, unsigned port)
 {
 	uint8_t srv_blob[MRAIL_ADDR_MAX_LEN], my_blob[MRAIL_ADDR_MAX_LEN];
@@ -751,15 +762,33 @@ static int run_client(const char *server_ip, unsigned port)
 	len = build_ack(buf, 0xdead0002, -5000);
 	rail_send(sent++, buf, len, "ACK with status -5000, not an errno");
 
+	/* A HELLO must carry a full address this endpoint's rails can reach
+	 * (a valid one is answered: fi_mrail_msg -N tests that). */
+	len = build_hello(buf, (const uint8_t *) "not an mrail address", 20);
+	rail_send(sent++, buf, len, "HELLO whose payload is not an mrail address");
 	{
-		struct mrail_wire_hdr hello = {
-			.op = MRAIL_OP_HELLO, .payload_len = (uint32_t) my_len,
-		};
+		uint8_t blob[MRAIL_ADDR_MAX_LEN];
+		struct mrail_addr bad;
+		ssize_t n;
 
-		encode(&hello, buf);
-		memcpy(buf + MRAIL_WIRE_HDR_LEN, my_blob, (size_t) my_len);
-		rail_send(sent++, buf, MRAIL_WIRE_HDR_LEN + (size_t) my_len,
-			  "HELLO (mrail learns peers from its AV only)");
+		if (mrail_addr_make_partial(my_addr.rails[0].stack,
+					    my_addr.rails[0].format,
+					    my_addr.rails[0].bytes,
+					    my_addr.rails[0].len, &bad) ||
+		    (n = mrail_addr_encode(&bad, blob, sizeof(blob))) < 0)
+			fatal("cannot build a partial mrail address");
+		len = build_hello(buf, blob, (size_t) n);
+		rail_send(sent++, buf, len, "HELLO carrying a partial address");
+
+		bad = my_addr;
+		snprintf(bad.rails[0].stack, sizeof(bad.rails[0].stack), "%s",
+			 strcmp(bad.rails[0].stack, "udp;ofi_rxd") ?
+			 "udp;ofi_rxd" : "tcp;ofi_rxm");
+		n = mrail_addr_encode(&bad, blob, sizeof(blob));
+		if (n < 0)
+			fatal("cannot build an incompatible mrail address");
+		len = build_hello(buf, blob, (size_t) n);
+		rail_send(sent++, buf, len, "HELLO from rails of another stack");
 	}
 
 	/* Valid: exactly at the eager limit, a full 16 KiB rail message. */

@@ -102,17 +102,21 @@ enum pattern {
 	PAT_INJECT,
 	PAT_ORDER,
 	PAT_TRUNC,
+	PAT_MULTI,
 };
 
 /* Bytes on the control connection; the peer checks it got the same one. */
 enum sync_code {
 	SYNC_START = 'A',
+	SYNC_BOUND,
 	SYNC_PING_PONG,
 	SYNC_TAGGED,
 	SYNC_CQ_DATA,
 	SYNC_INJECT,
 	SYNC_ORDER,
 	SYNC_TRUNC,
+	SYNC_OPTS,
+	SYNC_MULTI,
 	SYNC_END,
 	SIG_POSTED = 'p',
 	SIG_SENT = 's',
@@ -125,6 +129,7 @@ enum op_kind {
 	OP_TSENDDATA,
 	OP_RECV,
 	OP_TRECV,
+	OP_MRECV,	/* fi_recvmsg with FI_MULTI_RECV */
 };
 
 struct options {
@@ -134,6 +139,18 @@ struct options {
 	size_t max_size;
 	unsigned iters;
 	bool verbose;
+	bool by_node;	/* -N: the peer from fi_getinfo(node, service) */
+};
+
+/* Messages one multi-receive buffer takes in these tests, at most. */
+#define MULTI_MAX_PARTS		8
+
+/* Every completion a multi-receive buffer got, in CQ order. */
+struct multi_log {
+	size_t count;
+	struct fi_cq_tagged_entry entries[MULTI_MAX_PARTS + 2];
+	int errs[MULTI_MAX_PARTS + 2];
+	size_t olens[MULTI_MAX_PARTS + 2];
 };
 
 /* One posted operation and what the CQ said about it. */
@@ -150,6 +167,7 @@ struct op {
 	int err;			/* positive FI_E* of an error completion */
 	size_t olen;
 	char err_text[160];
+	struct multi_log *multi;	/* OP_MRECV: its per-message completions */
 };
 
 /* A data area with guard bytes on both sides, to catch overruns. */
@@ -629,8 +647,9 @@ static void oob_hello(struct session *s)
 {
 	char ours[HELLO_LEN] = { 0 }, theirs[HELLO_LEN];
 
-	snprintf(ours, sizeof(ours), "fi_mrail_msg 1 -p %s -S %zu -I %u",
-		 s->opt.prov, s->opt.max_size, s->opt.iters);
+	snprintf(ours, sizeof(ours), "fi_mrail_msg 1 -p %s -S %zu -I %u%s",
+		 s->opt.prov, s->opt.max_size, s->opt.iters,
+		 s->opt.by_node ? " -N" : "");
 	oob_send(s, ours, sizeof(ours));
 	oob_recv(s, theirs, sizeof(theirs), "send its options");
 	theirs[HELLO_LEN - 1] = '\0';
@@ -658,7 +677,7 @@ static void oob_exchange_names(struct session *s, const uint8_t *ours,
 
 static bool op_is_tx(const struct op *op)
 {
-	return op->kind != OP_RECV && op->kind != OP_TRECV;
+	return op->kind != OP_RECV && op->kind != OP_TRECV && op->kind != OP_MRECV;
 }
 
 static const char *op_name(enum op_kind kind)
@@ -676,6 +695,8 @@ static const char *op_name(enum op_kind kind)
 		return "fi_recv";
 	case OP_TRECV:
 		return "fi_trecv";
+	case OP_MRECV:
+		return "fi_recvmsg(FI_MULTI_RECV)";
 	}
 	return "?";
 }
@@ -726,9 +747,13 @@ static void pending_add(struct session *s, struct op *op)
 		s->rx_posted++;
 }
 
-/* The op a completion names, removed from the outstanding set, or NULL if
- * the context is not one we have outstanding (a duplicate, or garbage). */
-static struct op *pending_take(struct session *s, void *context)
+/*
+ * The op a completion names, or NULL if the context is not one we have
+ * outstanding (a duplicate, or garbage). It leaves the outstanding set,
+ * except a multi-receive buffer, which stays until the completion that
+ * releases it (FI_MULTI_RECV): every message into it names its context.
+ */
+static struct op *pending_take(struct session *s, void *context, uint64_t flags)
 {
 	struct op *op;
 	size_t i;
@@ -737,10 +762,27 @@ static struct op *pending_take(struct session *s, void *context)
 		op = s->pending[i];
 		if (&op->fi_ctx != context)
 			continue;
-		s->pending[i] = s->pending[--s->pending_count];
+		if (!op->multi || (flags & FI_MULTI_RECV))
+			s->pending[i] = s->pending[--s->pending_count];
 		return op;
 	}
 	return NULL;
+}
+
+/* Logs one completion of a multi-receive buffer; true if it released it
+ * (only then does the operation count as completed). */
+static bool multi_log_add(struct op *op, const struct fi_cq_tagged_entry *comp,
+			  int err, size_t olen)
+{
+	struct multi_log *log = op->multi;
+
+	if (log->count < ARRAY_SIZE(log->entries)) {
+		log->entries[log->count] = *comp;
+		log->errs[log->count] = err;
+		log->olens[log->count] = olen;
+	}
+	log->count++;
+	return comp->flags & FI_MULTI_RECV;
 }
 
 static void note_stray(struct session *s, const char *kind, void *context,
@@ -766,12 +808,14 @@ static void count_completion(struct session *s, const struct op *op)
 
 static void record_completion(struct session *s, const struct fi_cq_tagged_entry *comp)
 {
-	struct op *op = pending_take(s, comp->op_context);
+	struct op *op = pending_take(s, comp->op_context, comp->flags);
 
 	if (!op) {
 		note_stray(s, "a completion", comp->op_context, comp->flags, comp->len);
 		return;
 	}
+	if (op->multi && !multi_log_add(op, comp, 0, 0))
+		return;
 	op->completions++;
 	op->entry = *comp;
 	count_completion(s, op);
@@ -790,10 +834,20 @@ static void record_error(struct session *s)
 	if (ret < 0)
 		fatal("fi_cq_readerr: %s", fi_strerror((int) -ret));
 
-	op = pending_take(s, err.op_context);
+	op = pending_take(s, err.op_context, err.flags);
 	if (!op) {
 		note_stray(s, fi_strerror(err.err), err.op_context, err.flags, err.len);
 		return;
+	}
+	if (op->multi) {
+		struct fi_cq_tagged_entry comp = {
+			.op_context = err.op_context, .flags = err.flags,
+			.len = err.len, .buf = err.buf, .data = err.data,
+			.tag = err.tag,
+		};
+
+		if (!multi_log_add(op, &comp, err.err ? err.err : FI_EOTHER, err.olen))
+			return;
 	}
 	op->completions++;
 	op->err = err.err ? err.err : FI_EOTHER;
@@ -886,6 +940,15 @@ static ssize_t post_once(struct session *s, struct op *op)
 	case OP_TRECV:
 		return fi_trecv(s->ep, op->buf, op->len, NULL, FI_ADDR_UNSPEC, op->tag,
 				op->ignore, ctx);
+	case OP_MRECV: {
+		struct iovec iov = { .iov_base = op->buf, .iov_len = op->len };
+		struct fi_msg msg = {
+			.msg_iov = &iov, .iov_count = 1,
+			.addr = FI_ADDR_UNSPEC, .context = ctx,
+		};
+
+		return fi_recvmsg(s->ep, &msg, FI_MULTI_RECV | FI_COMPLETION);
+	}
 	}
 	return -FI_EINVAL;
 }
@@ -1489,6 +1552,340 @@ static void test_truncation(struct session *s, enum direction dir, bool tagged)
 	bufs_free(bufs, 2);
 }
 
+/* ------------------------------------------------- 8: endpoint options */
+
+static bool prov_is_mrail(const struct session *s)
+{
+	return !strcmp(s->info->fabric_attr->prov_name, "mrail");
+}
+
+static int get_size_opt(struct session *s, int level, int name, size_t *value,
+			size_t *len)
+{
+	*len = sizeof(*value);
+	return fi_getopt(&s->ep->fid, level, name, value, len);
+}
+
+static void check_opt_ret(int ret, int want, const char *name)
+{
+	char detail[120];
+
+	snprintf(detail, sizeof(detail), "returned %d (%s), expected %d (%s)", ret,
+		 fi_strerror(-ret), want, fi_strerror(-want));
+	check_once(ret == want, name, detail);
+}
+
+/* fi_getopt/fi_setopt as fi_endpoint(3) has them; the values mrail
+ * documents (fi_mrail(7)) are checked on mrail only. */
+static void run_options(struct session *s)
+{
+	size_t value = 0, len, set = 12345;
+	uint8_t tiny = 0;
+	char detail[120];
+	int ret;
+
+	ret = get_size_opt(s, FI_OPT_ENDPOINT, FI_OPT_MIN_MULTI_RECV, &value, &len);
+	snprintf(detail, sizeof(detail), "returned %d, optlen %zu, value %zu", ret,
+		 len, value);
+	check_once(!ret && len == sizeof(size_t), "fi_getopt FI_OPT_MIN_MULTI_RECV",
+		   detail);
+	if (prov_is_mrail(s))
+		check_once(value == 16344, "mrail's default FI_OPT_MIN_MULTI_RECV is "
+			   "16344 (its eager limit)", detail);
+	ret = fi_setopt(&s->ep->fid, FI_OPT_ENDPOINT, FI_OPT_MIN_MULTI_RECV, &set,
+			sizeof(set));
+	check_opt_ret(ret, 0, "fi_setopt FI_OPT_MIN_MULTI_RECV 12345");
+	ret = get_size_opt(s, FI_OPT_ENDPOINT, FI_OPT_MIN_MULTI_RECV, &value, &len);
+	snprintf(detail, sizeof(detail), "returned %d, value %zu", ret, value);
+	check_once(!ret && value == set, "fi_getopt FI_OPT_MIN_MULTI_RECV reads "
+		   "back 12345", detail);
+
+	ret = get_size_opt(s, FI_OPT_ENDPOINT, FI_OPT_CM_DATA_SIZE, &value, &len);
+	snprintf(detail, sizeof(detail), "returned %d, value %zu", ret, value);
+	check_once(!ret && (!prov_is_mrail(s) || value == 0),
+		   "fi_getopt FI_OPT_CM_DATA_SIZE (mrail: 0)", detail);
+
+	ret = get_size_opt(s, FI_OPT_ENDPOINT, 0x7fff, &value, &len);
+	check_opt_ret(ret, -FI_ENOPROTOOPT, "fi_getopt of an unknown option");
+	ret = fi_setopt(&s->ep->fid, FI_OPT_ENDPOINT, 0x7fff, &set, sizeof(set));
+	check_opt_ret(ret, -FI_ENOPROTOOPT, "fi_setopt of an unknown option");
+	ret = get_size_opt(s, FI_OPT_ENDPOINT + 77, FI_OPT_MIN_MULTI_RECV, &value,
+			   &len);
+	check_opt_ret(ret, -FI_ENOPROTOOPT, "fi_getopt at an unknown level");
+	if (prov_is_mrail(s)) {
+		ret = fi_setopt(&s->ep->fid, FI_OPT_ENDPOINT, FI_OPT_CM_DATA_SIZE,
+				&set, sizeof(set));
+		check_opt_ret(ret, -FI_ENOPROTOOPT, "mrail: fi_setopt "
+			      "FI_OPT_CM_DATA_SIZE (read-only)");
+		ret = fi_setopt(&s->ep->fid, FI_OPT_ENDPOINT, FI_OPT_MIN_MULTI_RECV,
+				&tiny, sizeof(tiny));
+		check_opt_ret(ret, -FI_EINVAL, "mrail: fi_setopt "
+			      "FI_OPT_MIN_MULTI_RECV with a 1-byte value");
+		len = 1;
+		ret = fi_getopt(&s->ep->fid, FI_OPT_ENDPOINT, FI_OPT_MIN_MULTI_RECV,
+				&tiny, &len);
+		snprintf(detail, sizeof(detail), "returned %d, optlen %zu", ret, len);
+		check_once(ret == -FI_ETOOSMALL && len == sizeof(size_t),
+			   "mrail: fi_getopt into 1 byte: -FI_ETOOSMALL, optlen 8",
+			   detail);
+	}
+	end_test(s, "endpoint options", SYNC_OPTS);
+}
+
+/* ------------------------------------------------ 9: FI_MULTI_RECV */
+
+/* The minimum the receiver sets, and the room a buffer has after its last
+ * message: below the minimum, so that message releases it. */
+#define MULTI_MIN		256
+#define MULTI_SLACK		100
+/* The message after a buffer's last goes to an ordinary receive. */
+#define MULTI_NEXT_LEN		77
+
+/* Each list keeps MULTI_MIN bytes or more behind every message but the
+ * last, so exactly these messages fill the buffer. */
+static const struct multi_case {
+	const char *name;
+	size_t count;
+	size_t sizes[MULTI_MAX_PARTS];
+	/* Truncation cases: the buffer's size, which the last message
+	 * overflows (FI_ETRUNC, and the buffer is full); 0: all fit. */
+	size_t cap;
+} multi_cases[] = {
+	{ "eager", 6, { 1000, 7, 0, 4096, 16344, 300 }, 0 },
+	{ "rendezvous", 3, { 65539, 16345, 100003 }, 0 },
+	{ "eager and rendezvous", 5, { 64, 65539, 0, 16345, 1000 }, 0 },
+	{ "eager, the last truncated", 2, { 1000, 5000 }, 1300 },
+	{ "rendezvous, the last truncated", 2, { 20000, 100003 }, 60000 },
+};
+
+/* Where message i lands: messages are packed, each taking what fits. */
+static size_t multi_offset(const struct multi_case *mc, size_t i)
+{
+	size_t off = 0, k;
+
+	for (k = 0; k < i; k++)
+		off += mc->sizes[k];
+	return mc->cap && off > mc->cap ? mc->cap : off;
+}
+
+static size_t multi_cap(const struct multi_case *mc)
+{
+	return mc->cap ? mc->cap : multi_offset(mc, mc->count) + MULTI_SLACK;
+}
+
+/* The bytes of message i that fit in the buffer. */
+static size_t multi_take(const struct multi_case *mc, size_t i)
+{
+	size_t room = multi_cap(mc) - multi_offset(mc, i);
+
+	return mc->sizes[i] < room ? mc->sizes[i] : room;
+}
+
+static size_t multi_msg_len(const struct multi_case *mc, size_t i)
+{
+	return i < mc->count ? mc->sizes[i] : MULTI_NEXT_LEN;
+}
+
+static uint32_t multi_iter(size_t i, uint32_t iter)
+{
+	return (uint32_t) (iter * 64 + i);
+}
+
+static void multi_send(struct session *s, const struct multi_case *mc,
+		       uint32_t iter, bool unexpected)
+{
+	struct op ops[MULTI_MAX_PARTS + 1];
+	struct buf bufs[MULTI_MAX_PARTS + 1];
+	size_t i, n = mc->count + 1, len;
+	char where[64];
+
+	for (i = 0; i < n; i++) {
+		len = multi_msg_len(mc, i);
+		buf_alloc(&bufs[i], len);
+		fill_pattern(bufs[i].data, len, PAT_MULTI, len, multi_iter(i, iter));
+		op_init(&ops[i], OP_SEND, bufs[i].data, len);
+	}
+	if (!unexpected)
+		oob_wait_signal(s, SIG_POSTED, "post its multi-receive buffer");
+	for (i = 0; i < n; i++)
+		post_op(s, &ops[i]);
+	if (unexpected)
+		oob_signal(s, SIG_SENT);
+	wait_ops(s, ops, n, "sends into a multi-receive buffer");
+	for (i = 0; i < n; i++) {
+		snprintf(where, sizeof(where), "iteration %u, send %zu", iter, i);
+		expect_completed(&ops[i], FI_SEND | FI_MSG, where);
+	}
+	bufs_free(bufs, n);
+}
+
+/* The message a completion reports: the first not yet seen that starts
+ * where the completion points and has its length (0-byte messages share
+ * an offset with the next one). */
+static size_t multi_find(const struct multi_case *mc, const struct buf *b,
+			 const struct fi_cq_tagged_entry *e, const bool *seen)
+{
+	size_t i;
+
+	for (i = 0; i < mc->count; i++) {
+		if (!seen[i] && e->len == multi_take(mc, i) &&
+		    (uint8_t *) e->buf == b->data + multi_offset(mc, i))
+			return i;
+	}
+	return SIZE_MAX;
+}
+
+static void multi_check_log(const struct multi_case *mc, const struct op *op,
+			    const struct buf *b, uint32_t iter)
+{
+	const struct multi_log *log = op->multi;
+	bool seen[MULTI_MAX_PARTS] = { false };
+	const struct fi_cq_tagged_entry *e;
+	size_t k, i, off, take;
+	uint64_t want;
+	char where[80];
+
+	if (log->count != mc->count) {
+		check_fail("iteration %u: %zu completions for %zu messages", iter,
+			   log->count, mc->count);
+		return;
+	}
+	for (k = 0; k < log->count; k++) {
+		e = &log->entries[k];
+		snprintf(where, sizeof(where), "iteration %u, completion %zu of %zu",
+			 iter, k + 1, log->count);
+		want = FI_RECV | FI_MSG | (k + 1 == log->count ? FI_MULTI_RECV : 0);
+		if (e->flags != want) {
+			char got[96], exp[96];
+
+			flags_str(e->flags, got, sizeof(got));
+			flags_str(want, exp, sizeof(exp));
+			check_fail("%s: flags %s, expected %s (only the last one "
+				   "releases the buffer)", where, got, exp);
+		}
+		if (e->op_context != &op->fi_ctx)
+			check_fail("%s: context %p, posted with %p", where,
+				   e->op_context, (const void *) &op->fi_ctx);
+		i = multi_find(mc, b, e, seen);
+		if (i == SIZE_MAX) {
+			check_fail("%s: buf at offset %td, len %zu, error %s: no "
+				   "message sent lands there", where,
+				   (uint8_t *) e->buf - b->data, e->len,
+				   log->errs[k] ? fi_strerror(log->errs[k]) : "none");
+			continue;
+		}
+		seen[i] = true;
+		off = multi_offset(mc, i);
+		take = multi_take(mc, i);
+		if (take < mc->sizes[i] && log->errs[k] != FI_ETRUNC)
+			check_fail("%s: message %zu of %zu bytes, %zu of them fit: "
+				   "error %s, expected FI_ETRUNC", where, i,
+				   mc->sizes[i], take, log->errs[k] ?
+				   fi_strerror(log->errs[k]) : "none");
+		else if (take < mc->sizes[i] && log->olens[k] != mc->sizes[i] - take)
+			check_fail("%s: truncated message %zu: olen %zu, expected "
+				   "%zu", where, i, log->olens[k], mc->sizes[i] - take);
+		else if (take == mc->sizes[i] && log->errs[k])
+			check_fail("%s: error %s", where, fi_strerror(log->errs[k]));
+		if (first_mismatch(b->data + off, 0, take, PAT_MULTI, mc->sizes[i],
+				   multi_iter(i, iter)) < take)
+			check_fail("%s: message %zu (%zu bytes at offset %zu) differs "
+				   "from what was sent", where, i, take, off);
+	}
+}
+
+static void multi_receive(struct session *s, const struct multi_case *mc,
+			  struct buf *b, struct buf *next, uint32_t iter,
+			  bool unexpected)
+{
+	struct multi_log log = { 0 };
+	struct op ops[2];	/* [0] the multi-receive buffer, [1] the next */
+	char where[64];
+
+	memset(b->data, 0x5a, b->cap);
+	poison_for(next->data, MULTI_NEXT_LEN, PAT_MULTI, MULTI_NEXT_LEN,
+		   multi_iter(mc->count, iter));
+	op_init(&ops[0], OP_MRECV, b->data, b->cap);
+	ops[0].multi = &log;
+	op_init(&ops[1], OP_RECV, next->data, MULTI_NEXT_LEN);
+	if (unexpected) {
+		oob_wait_signal(s, SIG_SENT, "send to the multi-receive buffer");
+		drain(s, ORDER_SETTLE_MS);
+	}
+	post_op(s, &ops[0]);
+	post_op(s, &ops[1]);
+	if (!unexpected)
+		oob_signal(s, SIG_POSTED);
+	wait_ops(s, ops, 2, "a multi-receive buffer and the receive after it");
+
+	snprintf(where, sizeof(where), "iteration %u, the buffer", iter);
+	expect_guards(b, where);
+	multi_check_log(mc, &ops[0], b, iter);
+	snprintf(where, sizeof(where), "iteration %u, the receive after it", iter);
+	if (expect_received(&ops[1], FI_RECV | FI_MSG, MULTI_NEXT_LEN, where))
+		expect_payload(next, MULTI_NEXT_LEN, PAT_MULTI, MULTI_NEXT_LEN,
+			       multi_iter(mc->count, iter), where);
+	else
+		expect_guards(next, where);
+}
+
+static void test_multi_recv(struct session *s, const struct multi_case *mc,
+			    enum direction dir, bool unexpected)
+{
+	struct buf b, next;
+	uint32_t iter;
+
+	buf_alloc(&b, multi_cap(mc));
+	buf_alloc(&next, MULTI_NEXT_LEN);
+	check_begin("%zu %s messages into one %zu-byte FI_MULTI_RECV buffer "
+		    "(%s), one completion each, the last with FI_MULTI_RECV, then "
+		    "an ordinary receive, %s", mc->count, mc->name, multi_cap(mc),
+		    unexpected ? "posted after they arrived" : "posted first",
+		    dir_name(s, dir));
+	for (iter = 0; iter < s->opt.iters; iter++) {
+		if (is_sender(s, dir))
+			multi_send(s, mc, iter, unexpected);
+		else
+			multi_receive(s, mc, &b, &next, iter, unexpected);
+	}
+	check_end();
+	buf_free(&b);
+	buf_free(&next);
+}
+
+static size_t multi_case_max(const struct multi_case *mc)
+{
+	size_t i, max = MULTI_NEXT_LEN;
+
+	for (i = 0; i < mc->count; i++)
+		max = mc->sizes[i] > max ? mc->sizes[i] : max;
+	return max;
+}
+
+static void run_multi_recv(struct session *s)
+{
+	size_t min = MULTI_MIN, i;
+	int dir, unexpected, ret;
+
+	if (!(s->info->caps & FI_MULTI_RECV) &&
+	    !(s->info->rx_attr->caps & FI_MULTI_RECV)) {
+		note_skip("FI_MULTI_RECV", "the provider does not offer it");
+		return;
+	}
+	ret = fi_setopt(&s->ep->fid, FI_OPT_ENDPOINT, FI_OPT_MIN_MULTI_RECV, &min,
+			sizeof(min));
+	check_opt_ret(ret, 0, "fi_setopt FI_OPT_MIN_MULTI_RECV 256 for the "
+		      "multi-receive tests");
+	for (i = 0; i < ARRAY_SIZE(multi_cases); i++) {
+		if (multi_case_max(&multi_cases[i]) > s->opt.max_size)
+			continue;
+		for (dir = CLIENT_TO_SERVER; dir <= SERVER_TO_CLIENT; dir++)
+			for (unexpected = 0; unexpected <= 1; unexpected++)
+				test_multi_recv(s, &multi_cases[i], dir, unexpected);
+	}
+	end_test(s, "multi-receive", SYNC_MULTI);
+}
+
 /* ------------------------------------------------------------------- driver */
 
 static size_t size_count(const struct session *s)
@@ -1662,7 +2059,7 @@ static struct fi_info *make_hints(const struct options *opt)
 	if (!hints)
 		fatal("fi_allocinfo: out of memory");
 	hints->ep_attr->type = FI_EP_RDM;
-	hints->caps = FI_MSG | FI_TAGGED;
+	hints->caps = FI_MSG | FI_TAGGED | FI_MULTI_RECV;
 	hints->mode = FI_CONTEXT;
 	hints->domain_attr->mr_mode = 0;
 	/* The ordering test depends on it, so ask for it. */
@@ -1672,16 +2069,36 @@ static struct fi_info *make_hints(const struct options *opt)
 	return hints;
 }
 
+/* -N: the server binds to the service the client resolves with its node. */
+static void by_node_service(const struct options *opt, char *service, size_t len)
+{
+	snprintf(service, len, "%u", opt->port + 1);
+}
+
 static int get_info(struct session *s)
 {
 	struct fi_info *hints = make_hints(&s->opt);
-	char detail[200];
+	const char *node = NULL, *service = NULL;
+	char detail[200], port[16];
+	uint64_t flags = 0;
 	int ret;
 
-	ret = fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, &s->info_list);
+	if (s->opt.by_node) {
+		by_node_service(&s->opt, port, sizeof(port));
+		service = port;
+		if (s->is_server)
+			flags = FI_SOURCE;
+		else
+			node = s->opt.server;
+	}
+	ret = fi_getinfo(FI_VERSION(1, 17), node, service, flags, hints, &s->info_list);
 	fi_freeinfo(hints);
 	snprintf(detail, sizeof(detail), "%s", ret ? fi_strerror(-ret) : "");
-	check_once(ret == 0, "fi_getinfo: FI_EP_RDM with FI_MSG|FI_TAGGED", detail);
+	check_once(ret == 0, !s->opt.by_node ?
+		   "fi_getinfo: FI_EP_RDM with FI_MSG|FI_TAGGED" : s->is_server ?
+		   "fi_getinfo(NULL, service, FI_SOURCE): FI_EP_RDM bound to the "
+		   "service" : "fi_getinfo(node, service): FI_EP_RDM with the "
+		   "server as dest_addr", detail);
 	if (ret)
 		return ret;
 	s->info = choose_info(s);
@@ -1689,6 +2106,9 @@ static int get_info(struct session *s)
 		   "every info the provider offers needs FI_MR_LOCAL");
 	if (!s->info)
 		return -FI_ENODATA;
+	if (s->opt.by_node && !s->is_server)
+		check_once(s->info->dest_addr && s->info->dest_addrlen,
+			   "fi_getinfo(node, service) fills dest_addr", NULL);
 	if (s->opt.verbose)
 		printf("note: provider %s, fabric %s, domain %s, inject_size %zu, "
 		       "cq_data_size %zu\n", s->info->fabric_attr->prov_name,
@@ -1737,12 +2157,91 @@ static int open_endpoint(struct session *s)
 	return ret;
 }
 
+/*
+ * -N, client: the only address of the server it has is dest_addr from
+ * fi_getinfo(node, service). Its first message makes the provider
+ * introduce us (mrail: HELLO over its first rail).
+ */
+static int insert_dest_addr(struct session *s)
+{
+	char detail[64];
+	uint8_t first = 0x42;
+	struct op op;
+	int ret;
+
+	if (!s->info->dest_addr)
+		return -FI_EINVAL;
+	ret = fi_av_insert(s->av, s->info->dest_addr, 1, &s->peer, 0, NULL);
+	snprintf(detail, sizeof(detail), "returned %d", ret);
+	check_once(ret == 1, "fi_av_insert of dest_addr from fi_getinfo(node, "
+		   "service)", detail);
+	if (ret != 1)
+		return -FI_EINVAL;
+	op_init(&op, OP_SEND, &first, 1);
+	post_op(s, &op);
+	wait_ops(s, &op, 1, "the first message to the server");
+	check_begin("the first message to a peer known by dest_addr alone");
+	expect_completed(&op, FI_SEND | FI_MSG, "first message");
+	check_end();
+	return op.completions == 1 && !op.err ? 0 : -FI_EIO;
+}
+
+/*
+ * -N, server: no address from the client at all; the source address of the
+ * client's first message (FI_SOURCE) is how it is reached from then on.
+ */
+static int learn_peer_from_source(struct session *s)
+{
+	struct fi_cq_tagged_entry comp;
+	uint64_t deadline = now_ms() + WAIT_LIMIT_MS;
+	uint8_t first = 0, name[MAX_NAME_LEN];
+	struct fi_context ctx;
+	size_t name_len = sizeof(name);
+	char text[512], detail[160];
+	size_t text_len = sizeof(text);
+	fi_addr_t src = FI_ADDR_NOTAVAIL;
+	ssize_t n;
+	int ret;
+
+	do {
+		ret = (int) fi_recv(s->ep, &first, 1, NULL, FI_ADDR_UNSPEC, &ctx);
+	} while (ret == -FI_EAGAIN && now_ms() < deadline);
+	if (ret)
+		fatal("fi_recv of the client's first message: %s", fi_strerror(-ret));
+	while ((n = fi_cq_readfrom(s->cq, &comp, 1, &src)) == -FI_EAGAIN) {
+		if (now_ms() > deadline)
+			fatal("no first message from the client within %d s",
+			      WAIT_LIMIT_MS / 1000);
+	}
+	snprintf(detail, sizeof(detail), "fi_cq_readfrom returned %zd, flags %#llx, "
+		 "len %zu, byte %#x", n, (unsigned long long) comp.flags, comp.len,
+		 first);
+	check_once(n == 1 && comp.flags == (FI_RECV | FI_MSG) && comp.len == 1 &&
+		   first == 0x42, "the client's first message", detail);
+	check_once(n == 1 && src != FI_ADDR_NOTAVAIL, "its FI_SOURCE address names "
+		   "the client, never inserted by the application", NULL);
+	if (n != 1 || src == FI_ADDR_NOTAVAIL)
+		return -FI_EINVAL;
+	s->peer = src;
+	ret = fi_av_lookup(s->av, src, name, &name_len);
+	snprintf(detail, sizeof(detail), "returned %d, %zu bytes", ret, name_len);
+	check_once(!ret && name_len > 0, "fi_av_lookup of the learned client", detail);
+	if (s->opt.verbose && !ret) {
+		fi_av_straddr(s->av, name, text, &text_len);
+		printf("note: learned the client as %s\n", text);
+	}
+	return 0;
+}
+
 static int insert_peer(struct session *s)
 {
 	uint8_t ours[MAX_NAME_LEN], theirs[MAX_NAME_LEN];
 	size_t our_len = sizeof(ours), their_len;
 	char detail[64];
 	int ret;
+
+	if (s->opt.by_node)
+		return s->is_server ? learn_peer_from_source(s) : insert_dest_addr(s);
 
 	ret = setup_step(fi_getname(&s->ep->fid, ours, &our_len), "fi_getname");
 	if (ret)
@@ -1780,11 +2279,15 @@ static void close_all(struct session *s)
 static void usage(const char *prog)
 {
 	fprintf(stderr, "usage: %s [-p PROVIDER] [-E PORT] [-S MAXSIZE] [-I ITERS] "
-		"[-v] [SERVER_ADDR]\n"
+		"[-N] [-v] [SERVER_ADDR]\n"
 		"  -p  provider (default %s), e.g. \"tcp;ofi_rxm\"\n"
 		"  -E  TCP port of the control connection (default %d)\n"
 		"  -S  largest message size tested (default %zu)\n"
 		"  -I  iterations per size (default %d)\n"
+		"  -N  no address exchange: the client reaches the server with\n"
+		"      fi_getinfo(SERVER_ADDR, PORT + 1) alone, the server binds\n"
+		"      to PORT + 1 with FI_SOURCE and learns the client from its\n"
+		"      first message's source address\n"
 		"  -v  print every check\n"
 		"The server runs without SERVER_ADDR, the client with it.\n",
 		prog, DEFAULT_PROV, DEFAULT_PORT,
@@ -1812,13 +2315,14 @@ static int parse_options(int argc, char **argv, struct options *opt)
 		.max_size = test_sizes[ARRAY_SIZE(test_sizes) - 1],
 		.iters = DEFAULT_ITERS,
 	};
-	while ((c = getopt(argc, argv, "p:E:S:I:vh")) != -1) {
+	while ((c = getopt(argc, argv, "p:E:S:I:Nvh")) != -1) {
 		switch (c) {
 		case 'p':
 			opt->prov = optarg;
 			break;
 		case 'E':
-			if (!parse_uint(optarg, 65535, &v) || !v)
+			/* -N uses the next port too. */
+			if (!parse_uint(optarg, 65534, &v) || !v)
 				goto bad;
 			opt->port = (unsigned) v;
 			break;
@@ -1834,6 +2338,9 @@ static int parse_options(int argc, char **argv, struct options *opt)
 			break;
 		case 'v':
 			opt->verbose = true;
+			break;
+		case 'N':
+			opt->by_node = true;
 			break;
 		default:
 			usage(argv[0]);
@@ -1866,7 +2373,12 @@ int main(int argc, char **argv)
 
 	oob_open(&s);
 	oob_hello(&s);
-	if (get_info(&s) || open_endpoint(&s) || insert_peer(&s))
+	if (get_info(&s) || open_endpoint(&s))
+		goto out;
+	/* -N: the client's first message needs the server's rails bound. */
+	if (s.opt.by_node)
+		oob_sync(&s, SYNC_BOUND, "bind its endpoint");
+	if (insert_peer(&s))
 		goto out;
 	oob_sync(&s, SYNC_START, "open its endpoint");
 
@@ -1876,6 +2388,8 @@ int main(int argc, char **argv)
 	run_inject(&s);
 	run_ordering(&s);
 	run_truncation(&s);
+	run_options(&s);
+	run_multi_recv(&s);
 	oob_sync(&s, SYNC_END, "finish");
 out:
 	close_all(&s);

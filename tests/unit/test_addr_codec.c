@@ -1379,3 +1379,74 @@ Test(addr_prefix, exact_decode_still_refuses_what_follows)
 					      sizeof(err)), 0, "%s", err);
 	cr_assert_eq(used, len);
 }
+
+/* ---- partial addresses from fi_getinfo(node, service) ---- */
+
+Test(addr_partial, make_partial_round_trips)
+{
+	uint8_t sin[16] = { 2, 0, 0x12, 0x34, 198, 18, 1, 1 };
+	uint8_t blob[MRAIL_ADDR_MAX_LEN];
+	struct mrail_addr addr, back;
+	char err[MRAIL_ERR_MAX];
+	ssize_t len;
+
+	cr_assert_eq(mrail_addr_make_partial("tcp;ofi_rxm", FMT_IN,
+					     sin, sizeof(sin), &addr), 0);
+	cr_assert_eq(addr.rail_count, 1);
+	cr_assert_eq(addr.flags, MRAIL_ADDR_FLAG_PARTIAL);
+	len = mrail_addr_encode(&addr, blob, sizeof(blob));
+	cr_assert_gt(len, 0);
+	cr_assert_eq(mrail_addr_decode(blob, (size_t) len, &back, err, sizeof(err)),
+		     0, "%s", err);
+	cr_assert_eq(back.flags, MRAIL_ADDR_FLAG_PARTIAL);
+	cr_assert(mrail_addr_same_rail(&addr, &back, 0));
+}
+
+Test(addr_partial, make_partial_refuses_what_cannot_encode)
+{
+	uint8_t big[MRAIL_RAIL_ADDR_MAX + 1] = { 0 };
+	char long_stack[MRAIL_STACK_NAME_MAX + 4];
+	struct mrail_addr addr;
+
+	memset(long_stack, 'a', sizeof(long_stack) - 1);
+	long_stack[sizeof(long_stack) - 1] = '\0';
+	cr_assert_eq(mrail_addr_make_partial("tcp", 2, big, 0, &addr), -EINVAL);
+	cr_assert_eq(mrail_addr_make_partial("tcp", 2, big, sizeof(big), &addr),
+		     -EINVAL);
+	cr_assert_eq(mrail_addr_make_partial("", 2, big, 4, &addr), -EINVAL);
+	cr_assert_eq(mrail_addr_make_partial(long_stack, 2, big, 4, &addr), -EINVAL);
+	cr_assert_eq(mrail_addr_make_partial("TCP bad", 2, big, 4, &addr), -EINVAL);
+	cr_assert_eq(mrail_addr_make_partial("tcp;ofi_rxm", 2, big,
+					     MRAIL_RAIL_ADDR_MAX, &addr), 0);
+}
+
+Test(addr_partial, same_rail_compares_stack_format_and_bytes)
+{
+	struct mrail_addr full, partial, other;
+
+	make_addr(&full, 3, 0);
+	cr_assert_eq(mrail_addr_make_partial(full.rails[0].stack,
+					     full.rails[0].format,
+					     full.rails[0].bytes, full.rails[0].len,
+					     &partial), 0);
+	cr_assert(mrail_addr_same_rail(&full, &partial, 0));
+	cr_assert(mrail_addr_same_rail(&partial, &full, 0));
+	cr_assert_not(mrail_addr_same_rail(&full, &partial, 1),
+		      "the partial address has no rail 1");
+	cr_assert(mrail_addr_same_rail(&full, &full, 2));
+	cr_assert_not(mrail_addr_same_rail(&full, &full, 3));
+	cr_assert_not(mrail_addr_same_rail(&full, &full, MRAIL_MAX_RAILS + 5));
+
+	other = full;
+	other.rails[0].bytes[3] ^= 1;
+	cr_assert_not(mrail_addr_same_rail(&full, &other, 0), "bytes differ");
+	other = full;
+	other.rails[0].format = FMT_IN6;
+	cr_assert_not(mrail_addr_same_rail(&full, &other, 0), "format differs");
+	other = full;
+	other.rails[0].len--;
+	cr_assert_not(mrail_addr_same_rail(&full, &other, 0), "length differs");
+	other = full;
+	strcpy(other.rails[0].stack, "udp;ofi_rxd");
+	cr_assert_not(mrail_addr_same_rail(&full, &other, 0), "stack differs");
+}

@@ -616,6 +616,86 @@ Test(match, repost_front_keeps_its_place)
 	check_counts(&q, 0, 0);
 }
 
+/* ---- FI_MULTI_RECV buffer space ---- */
+
+Test(match, multi_space_packs_messages_in_order)
+{
+	struct mrail_multi_space space = { .cap = 100, .min = 10 };
+	size_t off, take;
+
+	cr_assert_not(mrail_multi_space_claim(&space, 30, &off, &take));
+	cr_assert_eq(off, 0);
+	cr_assert_eq(take, 30);
+	/* A 0-byte message takes no room and keeps its place. */
+	cr_assert_not(mrail_multi_space_claim(&space, 0, &off, &take));
+	cr_assert_eq(off, 30);
+	cr_assert_eq(take, 0);
+	cr_assert_not(mrail_multi_space_claim(&space, 60, &off, &take));
+	cr_assert_eq(off, 30);
+	cr_assert_eq(take, 60);
+	cr_assert_eq(space.used, 90);
+	/* 10 bytes left is not below min: one more fits, then it is full. */
+	cr_assert(mrail_multi_space_claim(&space, 10, &off, &take));
+	cr_assert_eq(off, 90);
+	cr_assert_eq(take, 10);
+	cr_assert_eq(space.used, 100);
+}
+
+Test(match, multi_space_releases_below_min)
+{
+	struct mrail_multi_space space = { .cap = 100, .min = 10 };
+	size_t off, take;
+
+	cr_assert_not(mrail_multi_space_claim(&space, 90, &off, &take));
+	cr_assert(mrail_multi_space_claim(&space, 1, &off, &take),
+		  "9 bytes left, below min 10");
+	cr_assert_eq(off, 90);
+	cr_assert_eq(take, 1);
+}
+
+Test(match, multi_space_truncates_what_does_not_fit)
+{
+	struct mrail_multi_space space = { .cap = 100, .min = 10 };
+	size_t off, take;
+
+	cr_assert_not(mrail_multi_space_claim(&space, 50, &off, &take));
+	cr_assert(mrail_multi_space_claim(&space, (uint64_t) 1 << 40, &off, &take));
+	cr_assert_eq(off, 50);
+	cr_assert_eq(take, 50, "only the 50 bytes left are written");
+	cr_assert_eq(space.used, 100);
+}
+
+Test(match, multi_space_min_zero_releases_when_full)
+{
+	struct mrail_multi_space space = { .cap = 8, .min = 0 };
+	size_t off, take;
+
+	cr_assert_not(mrail_multi_space_claim(&space, 7, &off, &take));
+	cr_assert_not(mrail_multi_space_claim(&space, 0, &off, &take));
+	cr_assert(mrail_multi_space_claim(&space, 1, &off, &take));
+	cr_assert_eq(off, 7);
+}
+
+Test(match, multi_space_min_above_cap_releases_after_one)
+{
+	struct mrail_multi_space space = { .cap = 8, .min = 64 };
+	size_t off, take;
+
+	cr_assert(mrail_multi_space_claim(&space, 2, &off, &take));
+	cr_assert_eq(off, 0);
+	cr_assert_eq(take, 2);
+}
+
+Test(match, multi_space_survives_corrupt_used)
+{
+	struct mrail_multi_space space = { .cap = 8, .used = 50, .min = 1 };
+	size_t off, take;
+
+	cr_assert(mrail_multi_space_claim(&space, 4, &off, &take));
+	cr_assert_eq(off, 8);
+	cr_assert_eq(take, 0);
+}
+
 /* ---- against a reference model ---- */
 
 /* Fixed-seed xorshift64: the same run every time. */

@@ -652,7 +652,7 @@ Test(wire_hdr_rules, flags_each_op_refuses)
 		{ MRAIL_OP_EAGER, ALL_FLAGS },
 		{ MRAIL_OP_RTS, MRAIL_WIRE_F_TAGGED | MRAIL_WIRE_F_CQ_DATA },
 		{ MRAIL_OP_ACK, 0 },
-		{ MRAIL_OP_HELLO, 0 },
+		{ MRAIL_OP_HELLO, MRAIL_WIRE_F_REPLY },
 	};
 	unsigned i, bit;
 
@@ -666,6 +666,26 @@ Test(wire_hdr_rules, flags_each_op_refuses)
 					    (uint8_t) bit);
 		}
 	}
+}
+
+Test(wire_hdr_rules, hello_reply_flag)
+{
+	struct mrail_wire_hdr hdr, out;
+	struct test_msg m;
+	char err[MRAIL_ERR_MAX];
+
+	raw_valid_msg(&m, MRAIL_OP_HELLO, MRAIL_WIRE_F_REPLY, 12);
+	cr_assert_eq(mrail_wire_hdr_decode(m.bytes, m.len, &test_limits, &out, err,
+					   sizeof(err)), 0, "%s", err);
+	cr_assert_eq(out.flags, MRAIL_WIRE_F_REPLY);
+	make_hdr(&hdr, MRAIL_OP_HELLO, MRAIL_WIRE_F_REPLY, 12);
+	cr_assert_eq(mrail_wire_hdr_encode(&hdr, m.bytes, sizeof(m.bytes)),
+		     MRAIL_WIRE_HDR_LEN);
+	/* REPLY belongs to HELLO alone. */
+	raw_valid_msg(&m, MRAIL_OP_ACK, 0, MRAIL_WIRE_ACK_LEN);
+	m.bytes[2] = MRAIL_WIRE_F_REPLY;
+	assert_msg_refused(&m, &test_limits, -EINVAL,
+			   "flags 0x08 not allowed for ACK");
 }
 
 Test(wire_hdr_rules, flags_message_examples)

@@ -748,3 +748,38 @@ int mrail_addr_check_compatible(const struct mrail_addr *local,
 	}
 	return 0;
 }
+
+bool mrail_addr_same_rail(const struct mrail_addr *a, const struct mrail_addr *b,
+			  unsigned rail)
+{
+	const struct mrail_rail_addr *x, *y;
+
+	if (rail >= a->rail_count || rail >= b->rail_count ||
+	    rail >= MRAIL_MAX_RAILS)
+		return false;
+	x = &a->rails[rail];
+	y = &b->rails[rail];
+	return !strncmp(x->stack, y->stack, sizeof(x->stack)) &&
+	       x->format == y->format && x->len == y->len &&
+	       x->len <= sizeof(x->bytes) && !memcmp(x->bytes, y->bytes, x->len);
+}
+
+int mrail_addr_make_partial(const char *stack, uint32_t format, const void *bytes,
+			    size_t len, struct mrail_addr *addr)
+{
+	struct mrail_rail_addr *rail = &addr->rails[0];
+	size_t name_len = strnlen(stack, MRAIL_STACK_NAME_MAX);
+
+	memset(addr, 0, sizeof(*addr));
+	if (!name_len || name_len >= MRAIL_STACK_NAME_MAX || !len ||
+	    len > MRAIL_RAIL_ADDR_MAX)
+		return -EINVAL;
+	memcpy(rail->stack, stack, name_len);
+	rail->format = format;
+	rail->len = (uint16_t) len;
+	memcpy(rail->bytes, bytes, len);
+	addr->rail_count = 1;
+	addr->flags = MRAIL_ADDR_FLAG_PARTIAL;
+	/* Whatever the encoder would refuse is refused here already. */
+	return mrail_addr_encoded_len(addr) ? 0 : -EINVAL;
+}

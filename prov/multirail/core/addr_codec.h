@@ -34,6 +34,7 @@
 #ifndef MRAIL_ADDR_CODEC_H
 #define MRAIL_ADDR_CODEC_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -125,5 +126,21 @@ const char *mrail_addr_stack_name(unsigned index);
 unsigned mrail_addr_stack_count(void);
 enum mrail_addr_form mrail_addr_rail_form(const struct mrail_rail_addr *rail);
 size_t mrail_addr_rail_encoded_len(const struct mrail_rail_addr *rail);
+
+/*
+ * Whether a and b name the same core address on rail (stack, format and
+ * bytes); false if either has no such rail. A partial address learned from
+ * fi_getinfo and the full address its peer later sends agree on rail 0.
+ */
+bool mrail_addr_same_rail(const struct mrail_addr *a, const struct mrail_addr *b,
+			  unsigned rail);
+
+/*
+ * A partial address (MRAIL_ADDR_FLAG_PARTIAL, one rail) for a peer's rail 0
+ * core address. Returns 0, or -EINVAL when the stack name or address does
+ * not fit the limits the decoder enforces.
+ */
+int mrail_addr_make_partial(const char *stack, uint32_t format, const void *bytes,
+			    size_t len, struct mrail_addr *addr);
 
 #endif /* MRAIL_ADDR_CODEC_H */

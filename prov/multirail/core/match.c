@@ -125,6 +125,22 @@ void mrail_match_repost_front(struct mrail_match_queue *q,
 	q->posted_count++;
 }
 
+bool mrail_multi_space_claim(struct mrail_multi_space *space, uint64_t len,
+			     size_t *offset, size_t *take)
+{
+	size_t left;
+
+	/* A corrupted used must not let a message run past the buffer. */
+	if (space->used > space->cap)
+		space->used = space->cap;
+	left = space->cap - space->used;
+	*offset = space->used;
+	*take = len < left ? (size_t) len : left;
+	space->used += *take;
+	left -= *take;
+	return !left || left < space->min;
+}
+
 struct mrail_match_item *mrail_match_peek(struct mrail_match_queue *q,
 					  const struct mrail_match_item *probe)
 {

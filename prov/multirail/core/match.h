@@ -65,6 +65,26 @@ void mrail_match_repost_front(struct mrail_match_queue *q,
 			      struct mrail_match_item *recv);
 
 /*
+ * The space of an FI_MULTI_RECV buffer: messages are packed into it one
+ * after the other, in matching order, until less than min bytes are left.
+ */
+struct mrail_multi_space {
+	size_t cap;	/* the buffer's length */
+	size_t used;	/* bytes claimed by messages so far */
+	size_t min;	/* FI_OPT_MIN_MULTI_RECV when the buffer was posted */
+};
+
+/*
+ * A message of len bytes takes the next part of the buffer: *offset is where
+ * it starts, *take how many of its bytes fit (the rest is truncated).
+ * Returns true when the buffer must be released after this message: less
+ * than min bytes are left, or none at all (min 0 would otherwise keep a full
+ * buffer posted forever).
+ */
+bool mrail_multi_space_claim(struct mrail_multi_space *space, uint64_t len,
+			     size_t *offset, size_t *take);
+
+/*
  * FI_PEEK: the oldest unclaimed unexpected message that probe (a receive
  * description) accepts, left in the queue; NULL if none.
  */

@@ -137,7 +137,7 @@ static const struct wire_op_rules wire_ops[] = {
 		.ordered = true,
 	},
 	[MRAIL_OP_ACK] = { .name = "ACK" },
-	[MRAIL_OP_HELLO] = { .name = "HELLO" },
+	[MRAIL_OP_HELLO] = { .name = "HELLO", .flags = MRAIL_WIRE_F_REPLY },
 };
 
 static const struct wire_op_rules *rules_for_op(unsigned op)

@@ -20,7 +20,8 @@
  *   EAGER  the message data, at most the receiver's eager limit
  *   RTS    rendezvous descriptor (below); the receiver reads the data
  *   ACK    i32 status (0 or a negative errno), u32 reserved zero
- *   HELLO  the sender's full mrail address (addr_codec.h)
+ *   HELLO  the sender's full mrail address (addr_codec.h); with the REPLY
+ *          flag it answers a HELLO, and is not answered itself
  *
  * RTS descriptor:
  *   0  u64  total length of the message
@@ -52,6 +53,7 @@ enum mrail_wire_op {
 #define MRAIL_WIRE_F_TAGGED	0x01	/* EAGER, RTS: tag is meaningful */
 #define MRAIL_WIRE_F_CQ_DATA	0x02	/* EAGER, RTS: cq_data is meaningful */
 #define MRAIL_WIRE_F_ACK_REQ	0x04	/* EAGER: answer with ACK when delivered */
+#define MRAIL_WIRE_F_REPLY	0x08	/* HELLO: the answer to a HELLO */
 
 struct mrail_wire_hdr {
 	uint8_t op;

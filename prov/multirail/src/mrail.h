@@ -98,6 +98,15 @@ void mrail_railset_release(struct mrail_railset *set);
 /* The local mrail address of a railset: every rail's source address. */
 int mrail_railset_local_addr(const struct mrail_railset *set, struct mrail_addr *addr);
 
+/*
+ * fi_getinfo(node, service) without FI_SOURCE: the peer's rail 0, resolved
+ * by rail 0's stack, as a partial mrail address (the peer sends the rest on
+ * first contact). Returns 0 or -FI_ENODATA after a warning.
+ */
+int mrail_railset_peer_addr(const struct mrail_railset *set, uint32_t version,
+			    const char *node, const char *service,
+			    struct mrail_addr *peer);
+
 int mrail_getinfo(uint32_t version, const char *node, const char *service,
 		  uint64_t flags, const struct fi_info *hints, struct fi_info **info);
 
@@ -134,6 +143,9 @@ struct mrail_av_peer {
 	bool in_use;
 	struct mrail_addr addr;
 	fi_addr_t rail_fi_addr[MRAIL_MAX_RAILS];
+	/* A partial address (addr.flags): our HELLO to it is queued or
+	 * sent, its answer completes the entry. */
+	bool hello_sent;
 };
 
 struct mrail_av_rev;
@@ -230,6 +242,9 @@ void mrail_progress_kick(struct mrail_domain *domain);
  * would need that many messages in flight): dropped, not held. */
 #define MRAIL_SEQ_HOSTILE_DISTANCE ((uint64_t) 1 << 20)
 #define MRAIL_IOV_LIMIT 4
+/* FI_OPT_MIN_MULTI_RECV's default: the largest eager message, so a
+ * multi-receive buffer still posted always has room for one whole. */
+#define MRAIL_MIN_MULTI_RECV_DEFAULT ((size_t) MRAIL_EAGER_MAX)
 /* Rendezvous: stripes are read in chunks of at most this many bytes, with
  * up to MRAIL_RDV_READS_PER_RAIL reads of one message in flight per rail. */
 #define MRAIL_RDV_CHUNK ((uint64_t) 1 << 20)
@@ -259,6 +274,7 @@ struct mrail_cntr;
 struct mrail_rdv_send;
 struct mrail_rdv_recv;
 struct mrail_pending_ack;
+struct mrail_hello;
 
 /* A bounce buffer on a rail. */
 struct mrail_rail_buf {
@@ -305,6 +321,8 @@ struct mrail_ep {
 	struct mrail_rail_buf *tx_free[MRAIL_MAX_RAILS];
 	size_t next_rail;
 	struct mrail_match_queue msg_queue, tag_queue;
+	size_t min_multi_recv;		/* FI_OPT_MIN_MULTI_RECV */
+	struct mrail_addr src;		/* fi_endpoint's info->src_addr */
 	uint64_t *tx_seq;		/* per peer fi_addr */
 	struct mrail_peer_rx *rx_peers;	/* per peer fi_addr */
 	size_t peer_cap;
@@ -316,6 +334,7 @@ struct mrail_ep {
 	uint64_t next_req_id;
 	struct mrail_rdv_recv *rdv_recvs;
 	struct mrail_pending_ack *pending_acks;	/* waiting for a buffer */
+	struct mrail_hello *hellos;	/* HELLOs to send (mrail_msg.c) */
 	size_t next_stripe_rail;
 	/* fi_ep_bind of counters: each counts completed user operations of
 	 * its kind. The remote ones wait for an RMA target path. */
@@ -335,6 +354,16 @@ int mrail_ep_reserve_peer(struct mrail_ep *ep, fi_addr_t fi_addr);
 fi_addr_t mrail_av_peer_of_rail_addr(struct mrail_av *av, size_t rail,
 				     fi_addr_t rail_addr);
 struct mrail_av_peer *mrail_av_get_peer(struct mrail_av *av, fi_addr_t fi_addr);
+/*
+ * A HELLO brought a peer's full address over a rail, from the peer that
+ * rail knows as known (FI_ADDR_NOTAVAIL: none). Completes a partial entry
+ * for it, finds the entry it has, or inserts a new one (which then gets
+ * an fi_addr the application did not ask for, like any FI_SOURCE address).
+ * addr is decoded, full and compatible. Returns 0 with *fi_addr, or an
+ * error after a warning.
+ */
+int mrail_av_learn_peer(struct mrail_av *av, const struct mrail_addr *addr,
+			fi_addr_t known, fi_addr_t *fi_addr);
 /* Returns false when buf is held back for later (do not repost it). */
 bool mrail_msg_handle_rx(struct mrail_ep *ep, struct mrail_rail_buf *buf,
 			 size_t len, fi_addr_t rail_src);
@@ -342,6 +371,8 @@ bool mrail_msg_handle_rx(struct mrail_ep *ep, struct mrail_rail_buf *buf,
 int mrail_ep_repost_rx(struct mrail_ep *ep, struct mrail_rail_buf *buf);
 void mrail_msg_handle_tx(struct mrail_ep *ep, struct mrail_rail_buf *buf, int err);
 void mrail_msg_flush(struct mrail_ep *ep);
+/* Sends the HELLOs that could not go at once (rail 0 busy or connecting). */
+void mrail_hello_progress(struct mrail_ep *ep);
 /* A rendezvous read finished on a rail (err 0 or a positive FI_E*). */
 void mrail_rdv_handle_read(struct mrail_ep *ep, struct mrail_rail_ctx *rc, int err);
 /* Issues reads and ACKs that had to wait for rail resources. */

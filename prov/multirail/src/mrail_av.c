@@ -171,6 +171,71 @@ static int av_insert_peer(struct mrail_av *av, const struct mrail_addr *addr,
 	return 0;
 }
 
+/* A partial entry gets the rest of its peer's rails. Rail 0 keeps the
+ * entry it has: the peer may already be talking to us over it. */
+static int av_complete_peer(struct mrail_av *av, fi_addr_t fi_addr,
+			    const struct mrail_addr *addr)
+{
+	struct mrail_av_peer *peer = &av->peers[fi_addr];
+	size_t i, done;
+	int ret = 0;
+
+	for (i = 1; i < addr->rail_count; i++) {
+		ret = fi_av_insert(av->rail_avs[i], addr->rails[i].bytes, 1,
+				   &peer->rail_fi_addr[i], 0, NULL);
+		if (ret != 1) {
+			MRAIL_WARN(FI_LOG_AV, "rail %zu (%s): its AV refused the "
+				   "address a peer sent in its HELLO: %s\n", i + 1,
+				   addr->rails[i].stack,
+				   ret < 0 ? fi_strerror(-ret) : "not inserted");
+			ret = ret < 0 ? ret : -FI_EINVAL;
+			goto undo;
+		}
+		ret = av_rev_add(av, i, peer->rail_fi_addr[i], fi_addr);
+		if (ret) {
+			i++;
+			goto undo;
+		}
+	}
+	peer->addr = *addr;
+	return 0;
+undo:
+	for (done = 1; done < i; done++) {
+		av_rev_remove(av, done, peer->rail_fi_addr[done], fi_addr);
+		fi_av_remove(av->rail_avs[done], &peer->rail_fi_addr[done], 1, 0);
+	}
+	return ret;
+}
+
+/* The entry whose rail 0 is addr's, or FI_ADDR_NOTAVAIL. */
+static fi_addr_t av_find_by_rail0(struct mrail_av *av, const struct mrail_addr *addr)
+{
+	size_t i;
+
+	for (i = 0; i < av->peer_count; i++) {
+		if (av->peers[i].in_use &&
+		    mrail_addr_same_rail(&av->peers[i].addr, addr, 0))
+			return i;
+	}
+	return FI_ADDR_NOTAVAIL;
+}
+
+int mrail_av_learn_peer(struct mrail_av *av, const struct mrail_addr *addr,
+			fi_addr_t known, fi_addr_t *fi_addr)
+{
+	struct mrail_av_peer *peer;
+
+	if (known == FI_ADDR_NOTAVAIL || !av_peer(av, known))
+		known = av_find_by_rail0(av, addr);
+	if (known == FI_ADDR_NOTAVAIL)
+		return av_insert_peer(av, addr, fi_addr);
+	peer = &av->peers[known];
+	*fi_addr = known;
+	if (!(peer->addr.flags & MRAIL_ADDR_FLAG_PARTIAL))
+		return 0;
+	return av_complete_peer(av, known, addr);
+}
+
 /* Decodes the next packed address; *used says how far the next one starts. */
 static int av_decode_peer(struct mrail_av *av, const uint8_t *buf, size_t len,
 			  size_t index, struct mrail_addr *addr, size_t *used)
@@ -180,12 +245,6 @@ static int av_decode_peer(struct mrail_av *av, const uint8_t *buf, size_t len,
 	if (mrail_addr_decode_prefix(buf, len, addr, used, err, sizeof(err))) {
 		MRAIL_WARN(FI_LOG_AV, "fi_av_insert: address %zu is not a valid "
 			   "mrail address: %s\n", index, err);
-		return -FI_EINVAL;
-	}
-	if (addr->flags & MRAIL_ADDR_FLAG_PARTIAL) {
-		MRAIL_WARN(FI_LOG_AV, "fi_av_insert: address %zu names only its "
-			   "first rail; insert the address fi_getname returns\n",
-			   index);
 		return -FI_EINVAL;
 	}
 	if (mrail_addr_check_compatible(&av->domain->local_addr, addr, err,

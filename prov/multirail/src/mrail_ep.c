@@ -127,14 +127,36 @@ size_t mrail_ep_progress(struct mrail_ep *ep)
 		done += rail_progress(ep, rail);
 	if (ep->rdv_recvs || ep->pending_acks)
 		mrail_rdv_progress(ep);
+	if (ep->hellos)
+		mrail_hello_progress(ep);
 	return done;
+}
+
+/*
+ * fi_getinfo(NULL, service, FI_SOURCE) bound every rail's source address in
+ * mrail's src_addr to service, but fi_fabric resolves the rails anew
+ * without it: a rail endpoint takes its address from the info the
+ * application opened the endpoint with. The bytes are copied into the
+ * corelib's own duplicate (its allocator owns the buffer).
+ */
+static struct fi_info *rail_info_dup(struct mrail_ep *ep, size_t rail)
+{
+	const struct mrail_railset *rails = &ep->domain->fabric->rails;
+	const struct mrail_rail_addr *src = &ep->src.rails[rail];
+	struct fi_info *info = rails->lib->dupinfo(rails->rails[rail].info);
+
+	if (info && rail < ep->src.rail_count && info->src_addr &&
+	    info->src_addrlen == src->len && info->addr_format == src->format &&
+	    !strcmp(src->stack, rails->rails[rail].spec.stack))
+		memcpy(info->src_addr, src->bytes, src->len);
+	return info;
 }
 
 /* Opens, binds and enables one rail's endpoint and posts its receives. */
 static int rail_enable(struct mrail_ep *ep, size_t rail)
 {
 	struct mrail_fabric *fabric = ep->domain->fabric;
-	struct fi_info *info = fabric->rails.rails[rail].info;
+	struct fi_info *info = fabric->rails.rails[rail].info, *bound;
 	struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_MSG, .size = 1024 };
 	size_t pool_len = (MRAIL_RX_BUFS_PER_RAIL + MRAIL_TX_BUFS_PER_RAIL) *
 			  MRAIL_RAIL_BUF_LEN;
@@ -147,7 +169,11 @@ static int rail_enable(struct mrail_ep *ep, size_t rail)
 	 * which sleeps on it, asks for one. */
 	if (ep->domain->progress_auto)
 		cq_attr.wait_obj = FI_WAIT_FD;
-	ret = fi_endpoint(domain, info, &ep->rail_eps[rail], NULL);
+	bound = rail_info_dup(ep, rail);
+	if (!bound)
+		return -FI_ENOMEM;
+	ret = fi_endpoint(domain, bound, &ep->rail_eps[rail], NULL);
+	fabric->rails.lib->freeinfo(bound);
 	if (ret)
 		return ret;
 	ret = fi_cq_open(domain, &cq_attr, &ep->rail_cqs[rail], NULL);
@@ -498,16 +524,56 @@ static ssize_t mrail_ep_cancel(fid_t fid, void *context)
 	return ret;
 }
 
-static int mrail_ep_no_getopt(fid_t fid, int level, int optname, void *optval,
-			      size_t *optlen)
+/* fi_endpoint(3) options: FI_OPT_MIN_MULTI_RECV, and FI_OPT_CM_DATA_SIZE
+ * (0: an RDM endpoint has no connection messages to carry data). */
+static int mrail_ep_getopt(fid_t fid, int level, int optname, void *optval,
+			   size_t *optlen)
 {
-	return -FI_ENOPROTOOPT;
+	struct mrail_ep *ep = container_of(fid, struct mrail_ep, ep_fid.fid);
+	size_t value;
+
+	if (level != FI_OPT_ENDPOINT)
+		return -FI_ENOPROTOOPT;
+	switch (optname) {
+	case FI_OPT_MIN_MULTI_RECV:
+		pthread_mutex_lock(&ep->domain->lock);
+		value = ep->min_multi_recv;
+		pthread_mutex_unlock(&ep->domain->lock);
+		break;
+	case FI_OPT_CM_DATA_SIZE:
+		value = 0;
+		break;
+	default:
+		return -FI_ENOPROTOOPT;
+	}
+	if (!optval || !optlen)
+		return -FI_EINVAL;
+	if (*optlen < sizeof(value)) {
+		*optlen = sizeof(value);
+		return -FI_ETOOSMALL;
+	}
+	memcpy(optval, &value, sizeof(value));
+	*optlen = sizeof(value);
+	return 0;
 }
 
-static int mrail_ep_no_setopt(fid_t fid, int level, int optname,
-			      const void *optval, size_t optlen)
+static int mrail_ep_setopt(fid_t fid, int level, int optname,
+			   const void *optval, size_t optlen)
 {
-	return -FI_ENOPROTOOPT;
+	struct mrail_ep *ep = container_of(fid, struct mrail_ep, ep_fid.fid);
+	size_t value;
+
+	/* FI_OPT_CM_DATA_SIZE is read-only, like every option not listed. */
+	if (level != FI_OPT_ENDPOINT || optname != FI_OPT_MIN_MULTI_RECV)
+		return -FI_ENOPROTOOPT;
+	if (!optval || optlen != sizeof(value))
+		return -FI_EINVAL;
+	memcpy(&value, optval, sizeof(value));
+	/* Applies to buffers posted from now on (fi_endpoint(3)). */
+	pthread_mutex_lock(&ep->domain->lock);
+	ep->min_multi_recv = value;
+	pthread_mutex_unlock(&ep->domain->lock);
+	return 0;
 }
 
 static struct fi_ops mrail_ep_fi_ops = {
@@ -521,8 +587,8 @@ static struct fi_ops mrail_ep_fi_ops = {
 static struct fi_ops_ep mrail_ep_ops = {
 	.size = sizeof(struct fi_ops_ep),
 	.cancel = mrail_ep_cancel,
-	.getopt = mrail_ep_no_getopt,
-	.setopt = mrail_ep_no_setopt,
+	.getopt = mrail_ep_getopt,
+	.setopt = mrail_ep_setopt,
 };
 
 static struct fi_ops_cm mrail_ep_cm_ops = {
@@ -550,6 +616,11 @@ int mrail_ep_open(struct fid_domain *domain_fid, struct fi_info *info,
 	ep->limits.max_eager = MRAIL_EAGER_MAX;
 	ep->limits.max_msg = MRAIL_MAX_MSG;
 	ep->limits.rail_count = (uint8_t) ep->rail_count;
+	ep->min_multi_recv = MRAIL_MIN_MULTI_RECV_DEFAULT;
+	/* Without a usable src_addr the rails keep the fabric's addresses. */
+	if (info->src_addr && info->addr_format == FI_ADDR_MRAIL &&
+	    mrail_addr_decode(info->src_addr, info->src_addrlen, &ep->src, NULL, 0))
+		ep->src.rail_count = 0;
 	mrail_match_queue_init(&ep->msg_queue);
 	mrail_match_queue_init(&ep->tag_queue);
 

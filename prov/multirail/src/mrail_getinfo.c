@@ -25,7 +25,8 @@
 
 /* Peers on this host are reached over the rails like any other. */
 #define MRAIL_CAPS (FI_MSG | FI_TAGGED | FI_SEND | FI_RECV | FI_SOURCE | \
-		    FI_DIRECTED_RECV | FI_LOCAL_COMM | FI_REMOTE_COMM)
+		    FI_DIRECTED_RECV | FI_MULTI_RECV | FI_LOCAL_COMM | \
+		    FI_REMOTE_COMM)
 
 /* Set while this thread is inside mrail_getinfo: with the application's own
  * libfabric as corelib, discovery would otherwise reach mrail again. */
@@ -164,6 +165,32 @@ static bool hints_want_auto(const struct fi_info *hints)
 		hints->domain_attr->control_progress == FI_PROGRESS_AUTO);
 }
 
+/*
+ * fi_getinfo(node, service): the peer's address names its rail 0 only
+ * (MRAIL_ADDR_FLAG_PARTIAL). Inserted into an AV, it lets this endpoint
+ * send a HELLO over rail 0; the peer answers with its full address.
+ */
+static int info_set_dest_addr(const struct mrail_railset *set, uint32_t version,
+			      const char *node, const char *service,
+			      struct fi_info *info)
+{
+	struct mrail_addr peer;
+	size_t needed;
+	int ret;
+
+	ret = mrail_railset_peer_addr(set, version, node, service, &peer);
+	if (ret)
+		return ret;
+	needed = mrail_addr_encoded_len(&peer);
+	info->dest_addr = needed ? malloc(needed) : NULL;
+	if (!info->dest_addr)
+		return -FI_ENOMEM;
+	if (mrail_addr_encode(&peer, info->dest_addr, needed) < 0)
+		return -FI_EINVAL;
+	info->dest_addrlen = needed;
+	return 0;
+}
+
 static int info_from_railset(const struct mrail_railset *set,
 			     const struct fi_info *hints, struct fi_info **out)
 {
@@ -250,9 +277,10 @@ int mrail_getinfo(uint32_t version, const char *node, const char *service,
 	if (in_getinfo || (flags & MRAIL_OFI_INTERNAL_FLAGS) ||
 	    hints_exclude_mrail(hints))
 		return -FI_ENODATA;
-	if (node) {
-		MRAIL_INFO(FI_LOG_CORE, "mrail does not resolve node \"%s\": "
-			   "exchange fi_getname addresses instead\n", node);
+	if (node && (flags & FI_SOURCE)) {
+		MRAIL_INFO(FI_LOG_CORE, "mrail binds its rails to their own "
+			   "interfaces, not to node \"%s\": pass only a service "
+			   "with FI_SOURCE\n", node);
 		return -FI_ENODATA;
 	}
 
@@ -280,6 +308,16 @@ int mrail_getinfo(uint32_t version, const char *node, const char *service,
 		fi_freeinfo(offer);
 		ret = -FI_ENODATA;
 		goto out;
+	}
+	if (node) {
+		in_getinfo = true;
+		ret = info_set_dest_addr(&set, version, node, service, offer);
+		in_getinfo = false;
+		if (ret) {
+			fi_freeinfo(offer);
+			ret = -FI_ENODATA;
+			goto out;
+		}
 	}
 	*info = offer;
 out:

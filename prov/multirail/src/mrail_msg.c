@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <utlist.h>
+
 size_t mrail_iov_total(const struct iovec *iov, size_t count)
 {
 	size_t i, total = 0;
@@ -85,6 +87,33 @@ bool mrail_recv_wants_completion(const struct mrail_ep *ep, uint64_t flags, int 
 	return err || !ep->rx_selective || (flags & FI_COMPLETION);
 }
 
+void mrail_recv_write_completion(struct mrail_ep *ep, struct mrail_recv *multi,
+				 uint64_t flags, struct mrail_cq_entry *entry)
+{
+	bool last = false;
+
+	if (multi) {
+		multi->multi_inflight--;
+		last = multi->multi_released && !multi->multi_inflight;
+	}
+	/* The application learns the buffer is its own again only from this
+	 * flag, so that completion is written whatever FI_COMPLETION says. */
+	if (last)
+		entry->flags |= FI_MULTI_RECV;
+	/* Counted once per message, a multi-receive's included. */
+	mrail_user_complete(ep, entry,
+			    last || mrail_recv_wants_completion(ep, flags, entry->err));
+	if (last)
+		free(multi);
+}
+
+void mrail_multi_recv_drop_part(struct mrail_recv *multi)
+{
+	multi->multi_inflight--;
+	if (multi->multi_released && !multi->multi_inflight)
+		free(multi);
+}
+
 void mrail_recv_complete(struct mrail_ep *ep, struct mrail_recv *recv,
 			 struct mrail_rx_msg *msg)
 {
@@ -102,10 +131,60 @@ void mrail_recv_complete(struct mrail_ep *ep, struct mrail_recv *recv,
 		entry.prov_errno = -FI_ETRUNC;
 		entry.olen = msg->len - cap;
 	}
-	mrail_user_complete(ep, &entry,
-			    mrail_recv_wants_completion(ep, recv->flags, entry.err));
+	mrail_recv_write_completion(ep, recv->multi, recv->flags, &entry);
 	free(recv);
 	free(msg);
+}
+
+/*
+ * A message matched a multi-receive buffer: it gets a receive of its own
+ * over the next bytes of the buffer, so eager copies, rendezvous reads and
+ * truncation work as for any receive. Returns whether the buffer takes
+ * more messages; if not it may be gone already (its last part completed).
+ */
+static bool multi_recv_deliver(struct mrail_ep *ep, struct mrail_recv *buf,
+			       struct mrail_rx_msg *msg)
+{
+	struct mrail_recv *part = calloc(1, sizeof(*part));
+	struct mrail_cq_entry entry;
+	size_t off, take;
+	bool release;
+
+	if (!part) {
+		MRAIL_WARN(FI_LOG_EP_DATA, "out of memory: a message for a "
+			   "multi-receive buffer is dropped\n");
+		entry = mrail_recv_entry(buf, msg);
+		entry.flags &= ~(uint64_t) FI_MULTI_RECV;
+		entry.err = FI_ENOMEM;
+		entry.prov_errno = -FI_ENOMEM;
+		mrail_cq_write(ep->rx_cq, &entry);
+		mrail_rx_msg_discard(ep, msg);
+		return true;
+	}
+	release = mrail_multi_space_claim(&buf->space, msg->len, &off, &take);
+	part->iov[0].iov_base = (uint8_t *) buf->iov[0].iov_base + off;
+	part->iov[0].iov_len = take;
+	part->iov_count = 1;
+	part->context = buf->context;
+	part->flags = buf->flags & ~(uint64_t) FI_MULTI_RECV;
+	part->multi = buf;
+	buf->multi_inflight++;
+	buf->multi_released = release;
+	mrail_recv_complete(ep, part, msg);
+	return !release;
+}
+
+/* A new multi-receive buffer first takes the messages already waiting. */
+static void multi_recv_post(struct mrail_ep *ep, struct mrail_match_queue *queue,
+			    struct mrail_recv *buf)
+{
+	struct mrail_match_item *msg;
+
+	while ((msg = mrail_match_post_recv(queue, &buf->item))) {
+		if (!multi_recv_deliver(ep, buf,
+					container_of(msg, struct mrail_rx_msg, item)))
+			return;
+	}
 }
 
 void mrail_rx_msg_discard(struct mrail_ep *ep, struct mrail_rx_msg *msg)
@@ -121,13 +200,23 @@ static void deliver_in_order(struct mrail_ep *ep, struct mrail_rx_msg *msg)
 	struct mrail_match_queue *queue = msg->tagged ? &ep->tag_queue : &ep->msg_queue;
 	struct mrail_match_item *recv;
 
+	struct mrail_recv *posted;
+
 	/* Taken in order, matched or buffered: that is delivery complete
 	 * for a sender that asked for it (fi_cq(3)). */
 	if (msg->ack_req)
 		mrail_rdv_ack_sender(ep, msg->item.src, msg->req_id, 0);
 	recv = mrail_match_arrive(queue, &msg->item);
-	if (recv)
-		mrail_recv_complete(ep, container_of(recv, struct mrail_recv, item), msg);
+	if (!recv)
+		return;
+	posted = container_of(recv, struct mrail_recv, item);
+	if (!(posted->flags & FI_MULTI_RECV)) {
+		mrail_recv_complete(ep, posted, msg);
+		return;
+	}
+	/* Room left: it keeps its place ahead of younger receives. */
+	if (multi_recv_deliver(ep, posted, msg))
+		mrail_match_repost_front(queue, recv);
 }
 
 static struct mrail_peer_rx *peer_rx(struct mrail_ep *ep, fi_addr_t peer)
@@ -176,6 +265,154 @@ static void rx_hold(struct mrail_ep *ep, struct mrail_rail_buf *buf, size_t len,
 }
 
 static void rx_retry_held(struct mrail_ep *ep);
+
+/* ---- first contact: HELLO ---- */
+
+/*
+ * A peer inserted from fi_getinfo(node, service) is known by its rail 0
+ * alone (a partial address). The first send to it queues a HELLO carrying
+ * our full address over rail 0 and returns -FI_EAGAIN; the peer learns us
+ * from it (on every rail) and answers with a HELLO REPLY carrying its full
+ * address, which completes our entry. Sends wait for that answer, so no
+ * data message ever reaches a peer before the HELLO that introduces us,
+ * whatever order a rail keeps.
+ */
+struct mrail_hello {
+	struct mrail_hello *next;
+	fi_addr_t peer;
+	bool reply;
+};
+
+/* A transmit buffer of one rail (HELLOs go over rail 0 only). */
+static struct mrail_rail_buf *tx_buf_on_rail(struct mrail_ep *ep, size_t rail)
+{
+	struct mrail_rail_buf *buf = ep->tx_free[rail];
+
+	if (!buf)
+		return NULL;
+	ep->tx_free[rail] = buf->free_next;
+	buf->free_next = NULL;
+	buf->rdv_req_id = 0;
+	buf->complete_user = false;
+	return buf;
+}
+
+/* Returns 0, -FI_EAGAIN (try again from progress) or another error. */
+static int hello_send(struct mrail_ep *ep, const struct mrail_hello *hello)
+{
+	struct mrail_av_peer *peer = mrail_av_get_peer(ep->av, hello->peer);
+	struct mrail_wire_hdr hdr = {
+		.op = MRAIL_OP_HELLO,
+		.flags = hello->reply ? MRAIL_WIRE_F_REPLY : 0,
+	};
+	struct mrail_rail_buf *buf;
+	size_t len = MRAIL_RAIL_BUF_LEN - MRAIL_WIRE_HDR_LEN;
+	int ret;
+
+	if (!peer)
+		return -FI_EINVAL;
+	buf = tx_buf_on_rail(ep, 0);
+	if (!buf)
+		return -FI_EAGAIN;
+	/* Our name is the rails' bound addresses, known once enabled. */
+	ret = fi_getname(&ep->ep_fid.fid, buf->data + MRAIL_WIRE_HDR_LEN, &len);
+	if (ret) {
+		mrail_tx_buf_put(ep, buf);
+		return ret;
+	}
+	hdr.payload_len = (uint32_t) len;
+	if (mrail_wire_hdr_encode(&hdr, buf->data, MRAIL_WIRE_HDR_LEN) < 0) {
+		mrail_tx_buf_put(ep, buf);
+		return -FI_EINVAL;
+	}
+	buf->user = (struct mrail_cq_entry) { .src = FI_ADDR_NOTAVAIL };
+	return (int) mrail_tx_buf_send(ep, buf, MRAIL_WIRE_HDR_LEN + len, peer);
+}
+
+static void hello_queue(struct mrail_ep *ep, fi_addr_t peer, bool reply)
+{
+	struct mrail_hello *hello;
+
+	LL_FOREACH(ep->hellos, hello) {
+		if (hello->peer == peer && hello->reply == reply)
+			return;
+	}
+	hello = malloc(sizeof(*hello));
+	if (!hello) {
+		MRAIL_WARN(FI_LOG_EP_DATA, "out of memory: cannot greet peer %"
+			   PRIu64 "\n", (uint64_t) peer);
+		return;
+	}
+	*hello = (struct mrail_hello) { .peer = peer, .reply = reply };
+	LL_APPEND(ep->hellos, hello);
+	mrail_hello_progress(ep);
+}
+
+void mrail_hello_progress(struct mrail_ep *ep)
+{
+	struct mrail_hello *hello, *tmp;
+	struct mrail_av_peer *peer;
+	int ret;
+
+	LL_FOREACH_SAFE(ep->hellos, hello, tmp) {
+		ret = hello_send(ep, hello);
+		if (ret == -FI_EAGAIN)
+			continue;
+		if (ret) {
+			MRAIL_WARN(FI_LOG_EP_DATA, "cannot send a HELLO to peer %"
+				   PRIu64 ": %s\n", (uint64_t) hello->peer,
+				   fi_strerror(-ret));
+			/* The next send to it tries again. */
+			peer = mrail_av_get_peer(ep->av, hello->peer);
+			if (peer && !hello->reply)
+				peer->hello_sent = false;
+		}
+		LL_DELETE(ep->hellos, hello);
+		free(hello);
+	}
+}
+
+/*
+ * A HELLO or its REPLY: the sender's full address. It may come from a peer
+ * no rail knows (its source is then FI_ADDR_NOTAVAIL), so everything in it
+ * is checked before the AV sees it.
+ */
+static void rx_hello(struct mrail_ep *ep, size_t rail, const struct mrail_wire_hdr *hdr,
+		     const uint8_t *payload, fi_addr_t rail_src)
+{
+	char err[MRAIL_ERR_MAX], why[MRAIL_ERR_MAX + 64];
+	struct mrail_addr addr;
+	fi_addr_t known, peer;
+
+	if (mrail_addr_decode(payload, hdr->payload_len, &addr, err, sizeof(err))) {
+		snprintf(why, sizeof(why), "HELLO carries no valid address: %s", err);
+		goto bad;
+	}
+	if (addr.flags & MRAIL_ADDR_FLAG_PARTIAL) {
+		snprintf(why, sizeof(why), "HELLO carries a partial address");
+		goto bad;
+	}
+	if (mrail_addr_check_compatible(&ep->domain->local_addr, &addr, err,
+					sizeof(err))) {
+		snprintf(why, sizeof(why), "HELLO from a peer that cannot reach "
+			 "this endpoint's rails: %s", err);
+		goto bad;
+	}
+	known = mrail_av_peer_of_rail_addr(ep->av, rail, rail_src);
+	if (mrail_av_learn_peer(ep->av, &addr, known, &peer)) {
+		snprintf(why, sizeof(why), "cannot insert the peer that sent a "
+			 "HELLO into the AV");
+		goto bad;
+	}
+	MRAIL_INFO(FI_LOG_EP_DATA, "rail %zu: HELLO%s from peer %" PRIu64 "\n",
+		   rail + 1, hdr->flags & MRAIL_WIRE_F_REPLY ? " REPLY" : "",
+		   (uint64_t) peer);
+	if (!(hdr->flags & MRAIL_WIRE_F_REPLY))
+		hello_queue(ep, peer, true);
+	return;
+bad:
+	mrail_rx_report_bad_message(ep, rail, why);
+}
 
 /* A decoded EAGER or RTS as a message for the matching engine. */
 static struct mrail_rx_msg *rx_msg_from_wire(struct mrail_ep *ep,
@@ -233,6 +470,10 @@ bool mrail_msg_handle_rx(struct mrail_ep *ep, struct mrail_rail_buf *buf,
 		mrail_rx_report_bad_message(ep, rail, err);
 		return true;
 	}
+	if (hdr.op == MRAIL_OP_HELLO) {
+		rx_hello(ep, rail, &hdr, payload, rail_src);
+		return true;
+	}
 	peer = mrail_av_peer_of_rail_addr(ep->av, rail, rail_src);
 	if (peer == FI_ADDR_NOTAVAIL) {
 		mrail_rx_report_bad_message(ep, rail, "sender is not in the AV");
@@ -240,11 +481,6 @@ bool mrail_msg_handle_rx(struct mrail_ep *ep, struct mrail_rail_buf *buf,
 	}
 	if (hdr.op == MRAIL_OP_ACK) {
 		mrail_rdv_handle_ack(ep, rail, peer, &hdr, payload);
-		return true;
-	}
-	if (hdr.op != MRAIL_OP_EAGER && hdr.op != MRAIL_OP_RTS) {
-		mrail_rx_report_bad_message(ep, rail, "unexpected HELLO: this mrail "
-					    "learns peers from its AV only");
 		return true;
 	}
 	rx = peer_rx(ep, peer);
@@ -306,6 +542,10 @@ ssize_t mrail_post_recv(struct mrail_ep *ep, const struct iovec *iov, size_t cou
 
 	if (count > MRAIL_IOV_LIMIT)
 		return -FI_EINVAL;
+	/* Each message's completion points at its data: one contiguous
+	 * buffer. Tagged multi-receive is not in fi_tagged(3) of 1.17. */
+	if ((flags & FI_MULTI_RECV) && (tagged || count != 1))
+		return -FI_EINVAL;
 	if (!ep->enabled)
 		return -FI_EOPBADSTATE;
 	recv = calloc(1, sizeof(*recv));
@@ -323,14 +563,46 @@ ssize_t mrail_post_recv(struct mrail_ep *ep, const struct iovec *iov, size_t cou
 	recv->item.ignore = tagged ? ignore : 0;
 
 	pthread_mutex_lock(&ep->domain->lock);
-	msg = mrail_match_post_recv(queue, &recv->item);
-	if (msg) {
-		mrail_recv_complete(ep, recv, container_of(msg, struct mrail_rx_msg, item));
-		/* A rendezvous may have started reading. */
-		mrail_progress_kick(ep->domain);
+	if (flags & FI_MULTI_RECV) {
+		recv->space.cap = iov[0].iov_len;
+		/* fi_endpoint(3): the minimum in force when it was posted. */
+		recv->space.min = ep->min_multi_recv;
+		multi_recv_post(ep, queue, recv);
+	} else {
+		msg = mrail_match_post_recv(queue, &recv->item);
+		if (msg)
+			mrail_recv_complete(ep, recv,
+					    container_of(msg, struct mrail_rx_msg, item));
 	}
+	/* A rendezvous may have started reading. */
+	mrail_progress_kick(ep->domain);
 	pthread_mutex_unlock(&ep->domain->lock);
 	return 0;
+}
+
+/*
+ * A cancelled multi-receive buffer is released; while rendezvous reads into
+ * it are still running, their last completion carries FI_MULTI_RECV and
+ * frees it instead.
+ */
+static void cancel_complete(struct mrail_ep *ep, struct mrail_recv *recv)
+{
+	bool multi = recv->flags & FI_MULTI_RECV;
+	bool last = multi && !recv->multi_inflight;
+
+	/* A cancelled receive counts as a failed one. */
+	mrail_user_complete(ep, &(struct mrail_cq_entry) {
+		.op_context = recv->context,
+		.flags = FI_RECV | (recv->tagged ? FI_TAGGED : FI_MSG) |
+			 (last ? FI_MULTI_RECV : 0),
+		.buf = recv->iov_count ? recv->iov[0].iov_base : NULL,
+		.tag = recv->item.tag,
+		.src = FI_ADDR_NOTAVAIL,
+		.err = FI_ECANCELED, .prov_errno = -FI_ECANCELED,
+	}, true);
+	recv->multi_released = true;
+	if (!multi || last)
+		free(recv);
 }
 
 /* fi_cancel names its receive by context; only posted receives can go. */
@@ -347,15 +619,7 @@ ssize_t mrail_msg_cancel(struct mrail_ep *ep, void *context)
 			if (recv->context != context)
 				continue;
 			mrail_match_cancel_recv(queues[q], item);
-			mrail_user_complete(ep, &(struct mrail_cq_entry) {
-				.op_context = context,
-				.flags = FI_RECV | (recv->tagged ? FI_TAGGED : FI_MSG),
-				.buf = recv->iov_count ? recv->iov[0].iov_base : NULL,
-				.tag = recv->item.tag,
-				.src = FI_ADDR_NOTAVAIL,
-				.err = FI_ECANCELED, .prov_errno = -FI_ECANCELED,
-			}, true);
-			free(recv);
+			cancel_complete(ep, recv);
 			return 0;
 		}
 	}
@@ -489,6 +753,7 @@ ssize_t mrail_send_common(struct mrail_ep *ep, const struct iovec *iov, size_t c
 		.src = FI_ADDR_NOTAVAIL,
 	};
 	bool complete_user = !inject && (!ep->tx_selective || (flags & FI_COMPLETION));
+	struct mrail_av_peer *peer;
 	ssize_t ret;
 
 	if (count > MRAIL_IOV_LIMIT)
@@ -499,8 +764,18 @@ ssize_t mrail_send_common(struct mrail_ep *ep, const struct iovec *iov, size_t c
 		return -FI_EOPBADSTATE;
 
 	pthread_mutex_lock(&ep->domain->lock);
-	if (!mrail_av_get_peer(ep->av, dest) || mrail_ep_reserve_peer(ep, dest)) {
+	peer = mrail_av_get_peer(ep->av, dest);
+	if (!peer || mrail_ep_reserve_peer(ep, dest)) {
 		ret = -FI_EINVAL;
+		goto out;
+	}
+	if (peer->addr.flags & MRAIL_ADDR_FLAG_PARTIAL) {
+		if (!peer->hello_sent) {
+			peer->hello_sent = true;
+			hello_queue(ep, dest, false);
+		}
+		mrail_ep_progress(ep);
+		ret = -FI_EAGAIN;
 		goto out;
 	}
 	hdr.seq = ep->tx_seq[dest];
@@ -526,6 +801,7 @@ void mrail_msg_flush(struct mrail_ep *ep)
 {
 	struct mrail_match_queue *queues[] = { &ep->msg_queue, &ep->tag_queue };
 	struct mrail_match_item *item;
+	struct mrail_hello *hello;
 	size_t q, i;
 	void *held;
 
@@ -535,8 +811,14 @@ void mrail_msg_flush(struct mrail_ep *ep)
 			free(container_of(item, struct mrail_rx_msg, item));
 		}
 		while ((item = queues[q]->posted)) {
+			struct mrail_recv *recv =
+				container_of(item, struct mrail_recv, item);
+
 			mrail_match_cancel_recv(queues[q], item);
-			free(container_of(item, struct mrail_recv, item));
+			/* Parts still reading free it (mrail_rdv_flush). */
+			recv->multi_released = true;
+			if (!recv->multi_inflight)
+				free(recv);
 		}
 	}
 	for (i = 0; i < ep->peer_cap; i++) {
@@ -545,6 +827,10 @@ void mrail_msg_flush(struct mrail_ep *ep)
 			free(held);
 	}
 	mrail_rdv_flush(ep);
+	while ((hello = ep->hellos)) {
+		LL_DELETE(ep->hellos, hello);
+		free(hello);
+	}
 }
 
 /* ---- fi_ops_msg ---- */

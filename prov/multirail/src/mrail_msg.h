@@ -32,6 +32,13 @@ struct mrail_recv {
 	size_t iov_count;
 	uint64_t flags;
 	bool tagged;
+	/* FI_MULTI_RECV. Each message gets a receive of its own (a part)
+	 * over the next bytes of the buffer, and the buffer's receive lives
+	 * until it is released and its last part has completed. */
+	struct mrail_recv *multi;	/* a part: the buffer it belongs to */
+	struct mrail_multi_space space;	/* the buffer: bytes claimed so far */
+	size_t multi_inflight;		/* the buffer: parts not completed */
+	bool multi_released;		/* the buffer: takes no more messages */
 };
 
 size_t mrail_iov_total(const struct iovec *iov, size_t count);
@@ -42,6 +49,17 @@ struct mrail_cq_entry mrail_recv_entry(const struct mrail_recv *recv,
 
 /* Whether a receive's completion goes to the CQ (errors always do). */
 bool mrail_recv_wants_completion(const struct mrail_ep *ep, uint64_t flags, int err);
+
+/* Writes the completion of a receive (flags: how it was posted). A part of
+ * a multi-receive buffer (multi != NULL) that is the last to complete after
+ * the buffer's release carries FI_MULTI_RECV, is always written, and frees
+ * the buffer's receive. */
+void mrail_recv_write_completion(struct mrail_ep *ep, struct mrail_recv *multi,
+				 uint64_t flags, struct mrail_cq_entry *entry);
+
+/* A part of a multi-receive buffer that will never complete (the endpoint
+ * is closing): frees the buffer's receive if it was its last. */
+void mrail_multi_recv_drop_part(struct mrail_recv *multi);
 
 /* Delivers msg to recv: copies eager data or starts the rendezvous reads.
  * Frees recv and msg (a rendezvous keeps what it needs). */

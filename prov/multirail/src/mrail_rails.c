@@ -415,3 +415,40 @@ int mrail_railset_local_addr(const struct mrail_railset *set, struct mrail_addr 
 	addr->rail_count = (uint8_t) set->count;
 	return 0;
 }
+
+int mrail_railset_peer_addr(const struct mrail_railset *set, uint32_t version,
+			    const char *node, const char *service,
+			    struct mrail_addr *peer)
+{
+	const struct mrail_corelib *lib = set->lib;
+	const char *stack = set->rails[0].spec.stack;
+	struct fi_info *hints, *offers = NULL, *cur;
+	int ret;
+
+	if (!set->count)
+		return -FI_ENODATA;
+	/* Rail 0's own stack resolves the peer, in the format its AV takes. */
+	hints = rail_hints_alloc(lib, (char *) stack, NULL);
+	if (!hints)
+		return -FI_ENOMEM;
+	ret = lib->getinfo(version, node, service, 0, hints, &offers);
+	rail_hints_free(lib, hints);
+	if (ret) {
+		MRAIL_WARN(FI_LOG_CORE, "rail 1 (%s) cannot resolve node \"%s\" "
+			   "service \"%s\": %s\n", stack, node,
+			   service ? service : "", fi_strerror(-ret));
+		return -FI_ENODATA;
+	}
+	for (cur = offers; cur; cur = cur->next) {
+		if (cur->dest_addr && cur->dest_addrlen)
+			break;
+	}
+	ret = cur ? mrail_addr_make_partial(stack, cur->addr_format, cur->dest_addr,
+					    cur->dest_addrlen, peer) : -EINVAL;
+	if (ret)
+		MRAIL_WARN(FI_LOG_CORE, "rail 1 (%s): node \"%s\" service \"%s\" "
+			   "resolves to no usable address\n", stack, node,
+			   service ? service : "");
+	lib->freeinfo(offers);
+	return ret ? -FI_ENODATA : 0;
+}

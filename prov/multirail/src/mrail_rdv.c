@@ -52,6 +52,7 @@ struct mrail_rdv_recv {
 	struct mrail_wire_rts rts;
 	struct mrail_cq_entry user;
 	uint64_t recv_flags;
+	struct mrail_recv *multi;	/* FI_MULTI_RECV: the buffer, or NULL */
 	uint64_t to_read;	/* what fits in the receive buffer */
 	struct iovec iov[MRAIL_IOV_LIMIT];
 	size_t iov_count;
@@ -363,8 +364,7 @@ static void rdv_recv_finish(struct mrail_ep *ep, struct mrail_rdv_recv *rdv)
 			entry->olen = rdv->rts.total_len - rdv->to_read;
 		}
 	}
-	mrail_user_complete(ep, entry,
-			    mrail_recv_wants_completion(ep, rdv->recv_flags, entry->err));
+	mrail_recv_write_completion(ep, rdv->multi, rdv->recv_flags, entry);
 	mrail_rdv_ack_sender(ep, rdv->peer, rdv->req_id,
 			     rdv->err ? -(int32_t) rdv->err : 0);
 	DL_DELETE(ep->rdv_recvs, rdv);
@@ -508,7 +508,7 @@ void mrail_rdv_recv_start(struct mrail_ep *ep, struct mrail_recv *recv,
 
 		entry.err = FI_ENOMEM;
 		entry.prov_errno = -FI_ENOMEM;
-		mrail_user_complete(ep, &entry, true);
+		mrail_recv_write_completion(ep, recv->multi, recv->flags, &entry);
 		mrail_rdv_ack_sender(ep, msg->item.src, msg->req_id, -FI_ENOMEM);
 		goto out;
 	}
@@ -517,6 +517,7 @@ void mrail_rdv_recv_start(struct mrail_ep *ep, struct mrail_recv *recv,
 	rdv->rts = msg->rts;
 	rdv->user = mrail_recv_entry(recv, msg);
 	rdv->recv_flags = recv->flags;
+	rdv->multi = recv->multi;
 	rdv->to_read = msg->len < cap ? msg->len : cap;
 	memcpy(rdv->iov, recv->iov, recv->iov_count * sizeof(recv->iov[0]));
 	rdv->iov_count = recv->iov_count;
@@ -587,6 +588,8 @@ void mrail_rdv_flush(struct mrail_ep *ep)
 	}
 	DL_FOREACH_SAFE(ep->rdv_recvs, recv, rtmp) {
 		DL_DELETE(ep->rdv_recvs, recv);
+		if (recv->multi)
+			mrail_multi_recv_drop_part(recv->multi);
 		rdv_recv_free(ep, recv);
 	}
 	LL_FOREACH_SAFE(ep->pending_acks, ack, atmp) {
