@@ -140,6 +140,7 @@ struct options {
 	unsigned iters;
 	bool verbose;
 	bool by_node;	/* -N: the peer from fi_getinfo(node, service) */
+	bool by_svc;	/* -A (with -N): from fi_av_insertsvc instead */
 };
 
 /* Messages one multi-receive buffer takes in these tests, at most. */
@@ -2157,24 +2158,106 @@ static int open_endpoint(struct session *s)
 	return ret;
 }
 
+/* The AV entry of fi_addr, for comparing two entries byte for byte. */
+static size_t av_entry(struct fid_av *av, fi_addr_t fi_addr, uint8_t *buf,
+		       size_t cap)
+{
+	size_t len = cap;
+
+	if (fi_addr == FI_ADDR_NOTAVAIL || fi_av_lookup(av, fi_addr, buf, &len) ||
+	    len > cap)
+		return 0;
+	return len;
+}
+
+/*
+ * -N -A: fi_av_insertsym over two nodes and two services must give the
+ * entries four fi_av_insertsvc calls give, in fi_av(3)'s order (every
+ * service of a node before the next node). In an AV of its own, so the
+ * session's AV holds the server once.
+ */
+static void check_insertsym(struct session *s, const char *service)
+{
+	struct fi_av_attr attr = { .type = FI_AV_TABLE, .count = 8 };
+	fi_addr_t sym[4], svc[4];
+	uint8_t a[MAX_NAME_LEN], b[MAX_NAME_LEN];
+	char nodes[2][INET_ADDRSTRLEN], services[2][16], detail[160];
+	struct in_addr ip;
+	struct fid_av *av;
+	size_t k, la, lb;
+	int ret;
+
+	if (inet_pton(AF_INET, s->opt.server, &ip) != 1) {
+		note_skip("fi_av_insertsym over 2 nodes", "the server address is "
+			  "not numeric IPv4");
+		return;
+	}
+	snprintf(nodes[0], sizeof(nodes[0]), "%s", s->opt.server);
+	ip.s_addr = htonl(ntohl(ip.s_addr) + 1);
+	inet_ntop(AF_INET, &ip, nodes[1], sizeof(nodes[1]));
+	snprintf(services[0], sizeof(services[0]), "%s", service);
+	snprintf(services[1], sizeof(services[1]), "%u", s->opt.port + 2);
+	if (fi_av_open(s->domain, &attr, &av, NULL)) {
+		check_once(false, "fi_av_open for the fi_av_insertsym check", NULL);
+		return;
+	}
+	ret = fi_av_insertsym(av, nodes[0], 2, services[0], 2, sym, 0, NULL);
+	snprintf(detail, sizeof(detail), "returned %d", ret);
+	check_once(ret == 4, "fi_av_insertsym(2 nodes, 2 services) inserts 4",
+		   detail);
+	for (k = 0; k < 4; k++) {
+		ret = fi_av_insertsvc(av, nodes[k / 2], services[k % 2], &svc[k], 0,
+				      NULL);
+		la = ret == 1 ? av_entry(av, sym[k], a, sizeof(a)) : 0;
+		lb = ret == 1 ? av_entry(av, svc[k], b, sizeof(b)) : 0;
+		snprintf(detail, sizeof(detail), "%s:%s: insertsvc returned %d, "
+			 "entries of %zu and %zu bytes", nodes[k / 2],
+			 services[k % 2], ret, la, lb);
+		check_once(la && la == lb && !memcmp(a, b, la),
+			   "fi_av_insertsym's entry equals fi_av_insertsvc's, in "
+			   "order", detail);
+	}
+	/* Every service of a node before the next node: 0 and 1 differ. */
+	la = av_entry(av, sym[0], a, sizeof(a));
+	lb = av_entry(av, sym[1], b, sizeof(b));
+	check_once(la && lb && (la != lb || memcmp(a, b, la)),
+		   "fi_av_insertsym's first two entries differ (two services)",
+		   NULL);
+	ret = fi_av_insertsym(av, "not-numbered", 2, services[0], 1, sym, 0, NULL);
+	snprintf(detail, sizeof(detail), "returned %d", ret);
+	check_once(ret == -FI_EINVAL, "fi_av_insertsym refuses 2 nodes from a "
+		   "name without a numeric suffix", detail);
+	fi_close(&av->fid);
+}
+
 /*
  * -N, client: the only address of the server it has is dest_addr from
- * fi_getinfo(node, service). Its first message makes the provider
- * introduce us (mrail: HELLO over its first rail).
+ * fi_getinfo(node, service), or with -A what fi_av_insertsvc makes of the
+ * same node and service. Its first message makes the provider introduce us
+ * (mrail: HELLO over its first rail).
  */
 static int insert_dest_addr(struct session *s)
 {
-	char detail[64];
+	char detail[64], service[16];
 	uint8_t first = 0x42;
 	struct op op;
 	int ret;
 
-	if (!s->info->dest_addr)
-		return -FI_EINVAL;
-	ret = fi_av_insert(s->av, s->info->dest_addr, 1, &s->peer, 0, NULL);
-	snprintf(detail, sizeof(detail), "returned %d", ret);
-	check_once(ret == 1, "fi_av_insert of dest_addr from fi_getinfo(node, "
-		   "service)", detail);
+	if (s->opt.by_svc) {
+		by_node_service(&s->opt, service, sizeof(service));
+		check_insertsym(s, service);
+		ret = fi_av_insertsvc(s->av, s->opt.server, service, &s->peer, 0,
+				      NULL);
+		snprintf(detail, sizeof(detail), "returned %d", ret);
+		check_once(ret == 1, "fi_av_insertsvc(server, PORT + 1)", detail);
+	} else {
+		if (!s->info->dest_addr)
+			return -FI_EINVAL;
+		ret = fi_av_insert(s->av, s->info->dest_addr, 1, &s->peer, 0, NULL);
+		snprintf(detail, sizeof(detail), "returned %d", ret);
+		check_once(ret == 1, "fi_av_insert of dest_addr from "
+			   "fi_getinfo(node, service)", detail);
+	}
 	if (ret != 1)
 		return -FI_EINVAL;
 	op_init(&op, OP_SEND, &first, 1);
@@ -2279,7 +2362,7 @@ static void close_all(struct session *s)
 static void usage(const char *prog)
 {
 	fprintf(stderr, "usage: %s [-p PROVIDER] [-E PORT] [-S MAXSIZE] [-I ITERS] "
-		"[-N] [-v] [SERVER_ADDR]\n"
+		"[-N [-A]] [-v] [SERVER_ADDR]\n"
 		"  -p  provider (default %s), e.g. \"tcp;ofi_rxm\"\n"
 		"  -E  TCP port of the control connection (default %d)\n"
 		"  -S  largest message size tested (default %zu)\n"
@@ -2288,6 +2371,8 @@ static void usage(const char *prog)
 		"      fi_getinfo(SERVER_ADDR, PORT + 1) alone, the server binds\n"
 		"      to PORT + 1 with FI_SOURCE and learns the client from its\n"
 		"      first message's source address\n"
+		"  -A  with -N: the client inserts the server with fi_av_insertsvc\n"
+		"      (and checks fi_av_insertsym) instead of fi_getinfo's dest_addr\n"
 		"  -v  print every check\n"
 		"The server runs without SERVER_ADDR, the client with it.\n",
 		prog, DEFAULT_PROV, DEFAULT_PORT,
@@ -2315,7 +2400,7 @@ static int parse_options(int argc, char **argv, struct options *opt)
 		.max_size = test_sizes[ARRAY_SIZE(test_sizes) - 1],
 		.iters = DEFAULT_ITERS,
 	};
-	while ((c = getopt(argc, argv, "p:E:S:I:Nvh")) != -1) {
+	while ((c = getopt(argc, argv, "p:E:S:I:NAvh")) != -1) {
 		switch (c) {
 		case 'p':
 			opt->prov = optarg;
@@ -2342,6 +2427,9 @@ static int parse_options(int argc, char **argv, struct options *opt)
 		case 'N':
 			opt->by_node = true;
 			break;
+		case 'A':
+			opt->by_svc = true;
+			break;
 		default:
 			usage(argv[0]);
 			return c == 'h' ? 1 : 2;
@@ -2349,6 +2437,11 @@ static int parse_options(int argc, char **argv, struct options *opt)
 	}
 	if (optind < argc - 1) {
 		fprintf(stderr, "fi_mrail_msg: one server address at most\n");
+		usage(argv[0]);
+		return 2;
+	}
+	if (opt->by_svc && !opt->by_node) {
+		fprintf(stderr, "fi_mrail_msg: -A goes with -N\n");
 		usage(argv[0]);
 		return 2;
 	}

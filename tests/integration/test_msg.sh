@@ -73,6 +73,8 @@ by_node() {
 "$TESTBED" up --hosts 2 --rails 2 >/dev/null || fail testbed "up failed"
 pair "mrail over 2 tcp rails" mrail ''
 by_node "mrail over 2 tcp rails" '' 2
+# The same peer through fi_av_insertsvc, and fi_av_insertsym's order.
+pair "mrail over 2 tcp rails, peer from fi_av_insertsvc" mrail '' -N -A
 pair "mrail over tcp + udp rails" mrail 'tcp;ofi_rxm@mr0,udp;ofi_rxd@mr1'
 by_node "mrail over tcp + udp rails" 'tcp;ofi_rxm@mr0,udp;ofi_rxd@mr1' 2
 "$TESTBED" up --hosts 2 --rails 4 >/dev/null || fail testbed "up failed"

@@ -10,12 +10,16 @@
 #include "mrail.h"
 
 #include <arpa/inet.h>
+#include <errno.h>
+#include <limits.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <uthash.h>
+
+#include "av_sym.h"
 
 #define MRAIL_AV_INSERT_FLAGS (FI_MORE | FI_SYNC_ERR)
 
@@ -407,20 +411,104 @@ static const char *mrail_av_straddr(struct fid_av *av_fid, const void *addr,
 	return buf;
 }
 
-static int mrail_av_no_insertsvc(struct fid_av *av, const char *node,
-				 const char *service, fi_addr_t *fi_addr,
-				 uint64_t flags, void *context)
+/*
+ * The peer named by node and service, as fi_getinfo(node, service) names
+ * it: a partial address (the peer's first rail), which a HELLO completes
+ * on first contact. A name that does not resolve is an entry that failed,
+ * like a malformed address in fi_av_insert.
+ */
+static int av_insert_named(struct mrail_av *av, const char *node,
+			   const char *service, fi_addr_t *fi_addr, uint64_t flags,
+			   int *error)
 {
-	return -FI_ENOSYS;
+	uint8_t blob[MRAIL_ADDR_MAX_LEN];
+	struct mrail_addr peer;
+	ssize_t len;
+	int ret;
+
+	ret = mrail_railset_peer_addr(&av->domain->fabric->rails, MRAIL_FI_VERSION,
+				      node, service, &peer);
+	if (!ret) {
+		len = mrail_addr_encode(&peer, blob, sizeof(blob));
+		ret = len < 0 ? -FI_EINVAL : 0;
+	}
+	if (ret) {
+		if (fi_addr)
+			*fi_addr = FI_ADDR_NOTAVAIL;
+		if (error)
+			*error = ret;
+		return 0;
+	}
+	return mrail_av_insert(&av->av_fid, blob, 1, fi_addr, flags, error);
 }
 
-static int mrail_av_no_insertsym(struct fid_av *av, const char *node,
-				 size_t nodecnt, const char *service,
-				 size_t svccnt, fi_addr_t *fi_addr,
-				 uint64_t flags, void *context)
+static int mrail_av_insertsvc(struct fid_av *av_fid, const char *node,
+			      const char *service, fi_addr_t *fi_addr,
+			      uint64_t flags, void *context)
 {
-	return -FI_ENOSYS;
+	struct mrail_av *av = container_of(av_fid, struct mrail_av, av_fid);
+
+	if (flags & ~MRAIL_AV_INSERT_FLAGS)
+		return -FI_EBADFLAGS;
+	if (!node || !service) {
+		MRAIL_WARN(FI_LOG_AV, "fi_av_insertsvc needs a node and a service "
+			   "(FI_ADDR_STR nodes are not supported)\n");
+		return -FI_EINVAL;
+	}
+	return av_insert_named(av, node, service, fi_addr, flags,
+			       (flags & FI_SYNC_ERR) ? context : NULL);
 }
+
+/* Node and service names longest: an IPv6 address or a host name. */
+#define MRAIL_AV_SYM_NAME_MAX 256
+
+/*
+ * nodecnt nodes from node, svccnt services from service, every service of
+ * a node before the next node (fi_av(3)). A range that cannot be spelled
+ * (a name without a numeric suffix, a port past 65535) inserts nothing.
+ */
+static int mrail_av_insertsym(struct fid_av *av_fid, const char *node,
+			      size_t nodecnt, const char *service, size_t svccnt,
+			      fi_addr_t *fi_addr, uint64_t flags, void *context)
+{
+	struct mrail_av *av = container_of(av_fid, struct mrail_av, av_fid);
+	char node_k[MRAIL_AV_SYM_NAME_MAX], service_k[16];
+	int *errors = (flags & FI_SYNC_ERR) ? context : NULL;
+	size_t n, s, k = 0;
+	int ret, inserted = 0;
+
+	if (flags & ~MRAIL_AV_INSERT_FLAGS)
+		return -FI_EBADFLAGS;
+	if (!node || !service || !nodecnt || !svccnt || nodecnt > INT_MAX / svccnt)
+		return -FI_EINVAL;
+	/* The ends of the ranges spell, so everything between does. */
+	ret = mrail_av_sym_node(node, nodecnt - 1, node_k, sizeof(node_k));
+	if (!ret)
+		ret = mrail_av_sym_service(service, svccnt - 1, service_k,
+					   sizeof(service_k));
+	if (ret) {
+		MRAIL_WARN(FI_LOG_AV, "fi_av_insertsym: no range of %zu node(s) "
+			   "from \"%s\" and %zu service(s) from \"%s\": %s\n",
+			   nodecnt, node, svccnt, service,
+			   ret == -ERANGE ? "it runs past the last address or port" :
+			   "a range of nodes needs an address or a numeric suffix, "
+			   "a range of services a port number");
+		return -FI_EINVAL;
+	}
+	for (n = 0; n < nodecnt; n++) {
+		for (s = 0; s < svccnt; s++, k++) {
+			if (mrail_av_sym_node(node, n, node_k, sizeof(node_k)) ||
+			    mrail_av_sym_service(service, s, service_k,
+						 sizeof(service_k)))
+				return -FI_EINVAL;
+			inserted += av_insert_named(av, node_k, service_k,
+						    fi_addr ? &fi_addr[k] : NULL,
+						    flags, errors ? &errors[k] : NULL);
+		}
+	}
+	return inserted;
+}
+
 
 static void av_close_rails(struct mrail_av *av)
 {
@@ -509,8 +597,8 @@ static struct fi_ops mrail_av_fi_ops = {
 static struct fi_ops_av mrail_av_ops = {
 	.size = sizeof(struct fi_ops_av),
 	.insert = mrail_av_insert,
-	.insertsvc = mrail_av_no_insertsvc,
-	.insertsym = mrail_av_no_insertsym,
+	.insertsvc = mrail_av_insertsvc,
+	.insertsym = mrail_av_insertsym,
 	.remove = mrail_av_remove,
 	.lookup = mrail_av_lookup,
 	.straddr = mrail_av_straddr,
