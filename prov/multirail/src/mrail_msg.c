@@ -199,7 +199,6 @@ static void deliver_in_order(struct mrail_ep *ep, struct mrail_rx_msg *msg)
 {
 	struct mrail_match_queue *queue = msg->tagged ? &ep->tag_queue : &ep->msg_queue;
 	struct mrail_match_item *recv;
-
 	struct mrail_recv *posted;
 
 	/* Taken in order, matched or buffered: that is delivery complete
