@@ -38,4 +38,13 @@ bool mrail_mr_range_within(uint64_t start, uint64_t region_len, uint64_t addr,
  */
 bool mrail_mr_access_allows(uint64_t granted, uint64_t requested);
 
+/*
+ * The target's answer to an RMA request from a peer, in the order a peer
+ * learns the least: no region under the key (found false) or an access the
+ * region did not grant is -EACCES, a range outside the region (offsets
+ * from 0, mr_mode 0) is -EINVAL, else 0.
+ */
+int mrail_rma_check(bool found, uint64_t region_len, uint64_t granted,
+		    uint64_t addr, uint64_t len, uint64_t access);
+
 #endif /* MRAIL_MR_RANGE_H */
