@@ -1,8 +1,8 @@
 /*
  * fi_mrail_rma: functional test of FI_RMA between two processes.
  *
- *   server:  fi_mrail_rma [-p PROV] [-E PORT] [-s SIZES]
- *   client:  fi_mrail_rma [-p PROV] [-E PORT] [-s SIZES] SERVER
+ *   server:  fi_mrail_rma [-a] [-p PROV] [-E PORT] [-s SIZES]
+ *   client:  fi_mrail_rma [-a] [-p PROV] [-E PORT] [-s SIZES] SERVER
  *
  * The server is the target: it registers a window region (key 1, remote
  * read and write, guard bytes around the window), a read-only region
@@ -199,7 +199,7 @@ static void open_cntr(struct fid_cntr **cntr, uint64_t flags)
 		die("fi_ep_bind (counter)", ret);
 }
 
-static void open_objects(const char *prov)
+static void open_objects(const char *prov, bool auto_progress)
 {
 	struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_DATA, .size = 256 };
 	struct fi_av_attr av_attr = { .type = FI_AV_TABLE };
@@ -211,6 +211,10 @@ static void open_objects(const char *prov)
 	hints->mode = FI_CONTEXT;
 	hints->ep_attr->type = FI_EP_RDM;
 	hints->domain_attr->mr_mode = 0;
+	if (auto_progress) {
+		hints->domain_attr->data_progress = FI_PROGRESS_AUTO;
+		hints->domain_attr->control_progress = FI_PROGRESS_AUTO;
+	}
 	hints->fabric_attr->prov_name = strdup(prov);
 	ret = fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, &info);
 	if (ret)
@@ -823,7 +827,8 @@ static int parse_sizes(const char *spec, size_t *sizes, size_t *n)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: " PROG " [-p PROV] [-E PORT] [-s SIZES] [SERVER]\n"
+	fprintf(stderr, "usage: " PROG " [-a] [-p PROV] [-E PORT] [-s SIZES] [SERVER]\n"
+		"  -a        ask for FI_PROGRESS_AUTO\n"
 		"  -p PROV   provider (default mrail)\n"
 		"  -E PORT   control connection port (default 47610)\n"
 		"  -s SIZES  comma-separated sizes, k/m suffixes and +N "
@@ -835,11 +840,15 @@ int main(int argc, char **argv)
 {
 	const char *prov = "mrail", *spec = "0,1,4k,16330,16k+1,1m+7,8m";
 	size_t sizes[MAX_SIZES], nsizes, i;
+	bool auto_progress = false;
 	unsigned port = 47610;
 	int opt;
 
-	while ((opt = getopt(argc, argv, "p:E:s:h")) != -1) {
+	while ((opt = getopt(argc, argv, "ap:E:s:h")) != -1) {
 		switch (opt) {
+		case 'a':
+			auto_progress = true;
+			break;
 		case 'p':
 			prov = optarg;
 			break;
@@ -861,7 +870,7 @@ int main(int argc, char **argv)
 		max_size = SMALL_REGION;
 
 	ctl_connect(optind < argc ? argv[optind] : NULL, port);
-	open_objects(prov);
+	open_objects(prov, auto_progress);
 	swap_addresses();
 	if (optind < argc)
 		run_client(sizes, nsizes);

@@ -30,9 +30,10 @@ rail_bytes() { # rail
 		/sys/class/net/mr"$1"/statistics/tx_bytes | awk '{ s += $1 } END { print s }'
 }
 
-# pair NAME RAILS RAIL_COUNT [SECONDS]: target on h1, initiator on h2.
+# pair NAME RAILS RAIL_COUNT [SECONDS [OPTIONS]]: target on h1, initiator
+# on h2, both given OPTIONS.
 pair() {
-	local name=$1 rails=$2 count=$3 limit=${4:-180} srv cli r total=0 min
+	local name=$1 rails=$2 count=$3 limit=${4:-180} opts=${5:-} srv cli r total=0 min
 	local run=(env FI_PROVIDER_PATH="$build/.libs" LD_PRELOAD="${MRAIL_PRELOAD:-}"
 		   FI_LOG_LEVEL=warn ${rails:+FI_MRAIL_RAILS="$rails"})
 	local -a before after moved
@@ -40,11 +41,11 @@ pair() {
 	for ((r = 0; r < count; r++)); do
 		before[r]=$(rail_bytes "$r")
 	done
-	timeout "$limit" "$testbed" exec 1 "${run[@]}" "$rma_test" -E $port \
+	timeout "$limit" "$testbed" exec 1 "${run[@]}" "$rma_test" ${opts:+"$opts"} -E $port \
 		>"$logs/server" 2>&1 &
 	srv=$!
 	sleep 0.5
-	timeout "$limit" "$testbed" exec 2 "${run[@]}" "$rma_test" -E $port \
+	timeout "$limit" "$testbed" exec 2 "${run[@]}" "$rma_test" ${opts:+"$opts"} -E $port \
 		198.18.1.1 >"$logs/client" 2>&1
 	cli=$?
 	wait $srv
@@ -81,6 +82,7 @@ pair() {
 
 "$testbed" up --hosts 2 --rails 2 >/dev/null || fail testbed "up failed"
 pair "fi_mrail_rma over 2 tcp rails" '' 2
+pair "fi_mrail_rma over 2 tcp rails, FI_PROGRESS_AUTO" '' 2 180 -a
 # ofi_rxd crawls on a busy machine (see test_msg.sh): more time.
 pair "fi_mrail_rma over tcp + udp rails" 'tcp;ofi_rxm@mr0,udp;ofi_rxd@mr1' 2 600
 "$testbed" up --hosts 2 --rails 4 >/dev/null || fail testbed "up failed"

@@ -131,6 +131,10 @@ uint64_t mrail_rdv_read_wait_add(struct mrail_ep *ep, fi_addr_t dest,
 void mrail_rdv_read_granted(struct mrail_ep *ep, size_t rail, fi_addr_t peer,
 			    uint64_t req_id, uint64_t grant_id,
 			    uint64_t offset, const struct mrail_wire_rts *rts);
+/* A malformed READ_RESP from peer answered our read req_id: the read
+ * fails with err (positive FI_E*), if it is one of ours to that peer. */
+void mrail_rdv_read_refused(struct mrail_ep *ep, fi_addr_t peer, uint64_t req_id,
+			    int err);
 /* The target lets reader read len bytes: the grant's id (its ACK counts
  * one remote read), or 0 when out of memory. */
 uint64_t mrail_rdv_grant_add(struct mrail_ep *ep, fi_addr_t reader, uint64_t len);

@@ -721,6 +721,21 @@ void mrail_rdv_pull_start(struct mrail_ep *ep, enum mrail_pull_kind kind,
 	rdv_pull_begin(ep, rdv);
 }
 
+void mrail_rdv_read_refused(struct mrail_ep *ep, fi_addr_t peer, uint64_t req_id,
+			    int err)
+{
+	struct mrail_rdv_send *wait;
+
+	HASH_FIND(hh, ep->rdv_sends, &req_id, sizeof(req_id), wait);
+	if (!wait || wait->peer != peer || wait->kind != MRAIL_WAIT_READ)
+		return;
+	HASH_DEL(ep->rdv_sends, wait);
+	wait->user.err = err;
+	wait->user.prov_errno = -err;
+	mrail_user_complete(ep, &wait->user, true);
+	rdv_send_release(ep, wait);
+}
+
 void mrail_rdv_read_granted(struct mrail_ep *ep, size_t rail, fi_addr_t peer,
 			    uint64_t req_id, uint64_t grant_id,
 			    uint64_t offset, const struct mrail_wire_rts *rts)

@@ -226,12 +226,14 @@ static void rma_handle_read_resp(struct mrail_ep *ep, size_t rail, fi_addr_t pee
 	if (mrail_wire_grant_decode(payload, hdr->payload_len, &grant, &offset,
 				    err, sizeof(err))) {
 		mrail_rx_report_bad_message(ep, rail, err);
+		mrail_rdv_read_refused(ep, peer, hdr->req_id, FI_EIO);
 		return;
 	}
 	if (mrail_wire_rts_decode(payload + MRAIL_WIRE_GRANT_LEN,
 				  hdr->payload_len - MRAIL_WIRE_GRANT_LEN,
 				  &ep->limits, &rts, err, sizeof(err))) {
 		mrail_rx_report_bad_message(ep, rail, err);
+		mrail_rdv_read_refused(ep, peer, hdr->req_id, FI_EIO);
 		mrail_rdv_ack_sender(ep, peer, grant, -FI_EINVAL);
 		return;
 	}
@@ -451,7 +453,7 @@ static ssize_t rma_msg_target(const struct fi_msg_rma *msg, uint64_t *addr,
 			      uint64_t *key)
 {
 	if (!msg || msg->rma_iov_count != 1 || !msg->rma_iov ||
-	    msg->iov_count > MRAIL_IOV_LIMIT ||
+	    msg->iov_count > MRAIL_IOV_LIMIT || (msg->iov_count && !msg->msg_iov) ||
 	    msg->rma_iov[0].len != mrail_iov_total(msg->msg_iov, msg->iov_count))
 		return -FI_EINVAL;
 	*addr = msg->rma_iov[0].addr;
