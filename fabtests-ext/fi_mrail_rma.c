@@ -453,6 +453,7 @@ static const char *op_names[] = {
 static uint8_t *local;		/* GUARD + max_size + GUARD */
 static uint64_t writes_done, reads_done, write_errs, read_errs;
 static uint64_t remote_writes, remote_reads;
+static uint64_t data_bytes;	/* moved by successful operations */
 static struct fi_context ctx[2];
 
 static bool op_is_read(enum op op)
@@ -681,6 +682,7 @@ static void run_op(enum op op, size_t size, uint64_t seed)
 		remote_reads++;
 	else
 		remote_writes++;
+	data_bytes += size;
 	check_counters(what);
 	if (read)
 		check_local(what, size, seed);
@@ -718,12 +720,88 @@ static void run_fence(size_t size, uint64_t seed)
 	reads_done++;
 	remote_writes++;
 	remote_reads++;
+	data_bytes += 2 * (uint64_t) size;
 	at = first_mismatch(back, size, seed, 0);
 	check(at == size, "%s: read back differs at byte %zu", what, at);
 	check(back[size] == 0, "%s: read past its buffer", what);
 	check_counters(what);
 	target_check(size, seed, true, false, 0);
 	free(back);
+}
+
+/*
+ * count operations of chunk bytes each posted back to back before any
+ * completes (writes, then reads of the same window): rails run out of
+ * buffers, answers queue, completions come in any order, and each must
+ * still come exactly once.
+ */
+static void run_burst(bool read, size_t count, size_t chunk, uint64_t seed)
+{
+	struct fi_context *ctxs = calloc(count, sizeof(*ctxs));
+	bool *seen = calloc(count, sizeof(*seen));
+	size_t total = count * chunk, i, done = 0, idx;
+	struct fi_cq_data_entry entry;
+	struct timespec start, now;
+	uint64_t want = FI_RMA | (read ? FI_READ : FI_WRITE);
+	char what[96];
+	ssize_t ret, n;
+
+	snprintf(what, sizeof(what), "burst of %zu %s of %zu bytes", count,
+		 read ? "reads" : "writes", chunk);
+	if (!ctxs || !seen)
+		die("calloc", FI_ENOMEM);
+	prep(total, seed, read);
+	memset(local, LOCAL_GUARD_BYTE, max_size + 2 * GUARD);
+	if (read)
+		memset(local + GUARD, 0, total);
+	else
+		fill_pattern(local + GUARD, total, seed);
+	for (i = 0; i < count; i++) {
+		ret = post_retry(read ? OP_READ : OP_WRITE, local + GUARD + i * chunk,
+				 chunk, GUARD + i * chunk, KEY_RW, 0, &ctxs[i], 0);
+		check(!ret, "%s: post %zu returned %s", what, i,
+		      fi_strerror((int) -ret));
+		if (ret)
+			break;
+	}
+	count = i;
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	while (done < count) {
+		n = fi_cq_read(tx_cq, &entry, 1);
+		if (n == 1) {
+			idx = (size_t) ((struct fi_context *) entry.op_context - ctxs);
+			check(idx < count && !seen[idx] && entry.flags == want,
+			      "%s: completion for context %p (index %zu) flags %#"
+			      PRIx64 " unexpected", what, entry.op_context, idx,
+			      (uint64_t) entry.flags);
+			if (idx < count)
+				seen[idx] = true;
+			done++;
+			continue;
+		}
+		if (n != -FI_EAGAIN)
+			check(false, "%s: fi_cq_read returned %s", what,
+			      fi_strerror((int) -n));
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (n != -FI_EAGAIN || now.tv_sec - start.tv_sec > WAIT_S) {
+			check(false, "%s: %zu of %zu completions", what, done, count);
+			break;
+		}
+	}
+	if (read) {
+		reads_done += count;
+		remote_reads += count;
+	} else {
+		writes_done += count;
+		remote_writes += count;
+	}
+	data_bytes += count * chunk;
+	check_counters(what);
+	if (read)
+		check_local(what, total, seed);
+	target_check(total, seed, true, false, 0);
+	free(ctxs);
+	free(seen);
 }
 
 /* An access the target must refuse with want at the initiator. */
@@ -774,6 +852,11 @@ static void run_client(const size_t *sizes, size_t nsizes)
 	}
 	big = sizes[nsizes - 1];
 	run_fence(big, seed++);
+	/* Bursts, inline and striped, where the window is large enough. */
+	if (max_size >= 128 * 1000)
+		run_burst(false, 128, 1000, seed++), run_burst(true, 128, 1000, seed++);
+	if (max_size >= 64 * 40000)
+		run_burst(false, 64, 40000, seed++), run_burst(true, 64, 40000, seed++);
 
 	run_refused("write past the end", OP_WRITE, 20,
 		    max_size + 2 * GUARD - 10, KEY_RW, FI_EINVAL);
@@ -798,6 +881,7 @@ static void run_client(const size_t *sizes, size_t nsizes)
 	run_op(OP_READ, sizes[nsizes - 1], seed++);
 
 	ctl_write(&done, sizeof(done));
+	printf(PROG ": %" PRIu64 " bytes of RMA data moved\n", data_bytes);
 	free(local);
 }
 
