@@ -1,6 +1,6 @@
 /*
- * Bounds and permission checks of a registered memory region, for the RMA
- * work to come: does an access [addr, addr + len) stay inside a region of
+ * Bounds and permission checks of a registered memory region, as the
+ * target of an RMA operation decides them (mrail_rma.c): does an access [addr, addr + len) stay inside a region of
  * region_len bytes starting at start, and do its access bits stay inside
  * the ones granted at registration?
  *
