@@ -667,6 +667,25 @@ static size_t build_rts(uint8_t *buf, unsigned server_rails, uint64_t total,
 	return MRAIL_WIRE_HDR_LEN + plen;
 }
 
+/* An RMA request op with an RMA descriptor of len bytes and data bytes
+ * of inline data (a WRITE with the INLINE flag, or a READ_REQ). */
+static size_t build_rma(uint8_t *buf, uint8_t op, uint8_t flags, uint64_t len,
+			size_t data)
+{
+	struct mrail_wire_hdr hdr = {
+		.op = op, .flags = flags, .req_id = 78,
+		.payload_len = (uint32_t) (MRAIL_WIRE_RMA_LEN + data),
+	};
+	uint8_t *p = buf + MRAIL_WIRE_HDR_LEN;
+
+	encode(&hdr, buf);
+	put_le(p, 1, 8);
+	put_le(p + 8, 0, 8);
+	put_le(p + 16, len, 8);
+	fill_pattern(p + MRAIL_WIRE_RMA_LEN, data, 103);
+	return MRAIL_WIRE_HDR_LEN + MRAIL_WIRE_RMA_LEN + data;
+}
+
 static size_t build_ack(uint8_t *buf, uint64_t req_id, int32_t status)
 {
 	struct mrail_wire_hdr hdr = {
@@ -789,6 +808,34 @@ static int run_client(const char *server_ip, unsigned port)
 			fatal("cannot build an incompatible mrail address");
 		len = build_hello(buf, blob, (size_t) n);
 		rail_send(sent++, buf, len, "HELLO from rails of another stack");
+	}
+
+	/* RMA requests: each refused as a whole, answered with an error. */
+	len = build_rma(buf, MRAIL_OP_WRITE, MRAIL_WIRE_F_INLINE, 100, 8);
+	rail_send(sent++, buf, len, "inline WRITE of 100 bytes carrying 8");
+
+	len = build_rma(buf, MRAIL_OP_WRITE, MRAIL_WIRE_F_INLINE, 8, 8);
+	put_le(buf + 32, 0, 8);
+	rail_send(sent++, buf, len, "WRITE with request id 0");
+
+	len = build_rma(buf, MRAIL_OP_READ_REQ, 0, (uint64_t) 1 << 62, 0);
+	rail_send(sent++, buf, len, "READ_REQ of 2^62 bytes, over the size limit");
+
+	{
+		struct mrail_wire_hdr hdr = {
+			.op = MRAIL_OP_READ_RESP, .req_id = 0xdead0003,
+			.payload_len = (uint32_t) (MRAIL_WIRE_GRANT_LEN +
+				MRAIL_WIRE_RTS_FIXED_LEN + 8 * rail_count),
+		};
+		uint8_t *p = buf + MRAIL_WIRE_HDR_LEN;
+
+		encode(&hdr, buf);
+		memset(p, 0, hdr.payload_len);
+		put_le(p, 5, 8);
+		put_le(p + MRAIL_WIRE_GRANT_LEN, 4096, 8);
+		p[MRAIL_WIRE_GRANT_LEN + 16] = (uint8_t) rail_count;
+		rail_send(sent++, buf, MRAIL_WIRE_HDR_LEN + hdr.payload_len,
+			  "READ_RESP for a read never asked");
 	}
 
 	/* Valid: exactly at the eager limit, a full 16 KiB rail message. */

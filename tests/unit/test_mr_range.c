@@ -5,6 +5,7 @@
  * checked against a reference computed in 128-bit arithmetic, where no sum
  * can wrap.
  */
+#include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -197,4 +198,29 @@ Test(mr_access, granted_bits)
 	cr_assert_not(mrail_mr_access_allows(send | recv, 0), "an empty request");
 	cr_assert_not(mrail_mr_access_allows(0, send));
 	cr_assert(mrail_mr_access_allows(UINT64_MAX, 1ULL << 63));
+}
+
+/* The target's decision on a peer's RMA request (mrail_rma_check). */
+Test(rma_check, key_access_then_bounds)
+{
+	const uint64_t rread = 1 << 2, rwrite = 1 << 3;
+
+	/* Inside, with the access granted: the only yes. */
+	cr_assert_eq(mrail_rma_check(true, 4096, rread | rwrite, 0, 4096, rwrite), 0);
+	cr_assert_eq(mrail_rma_check(true, 4096, rwrite, 4095, 1, rwrite), 0);
+	cr_assert_eq(mrail_rma_check(true, 4096, rread, 4096, 0, rread), 0,
+		     "an empty access just past the end");
+	/* No region under the key: access denied, whatever the range. */
+	cr_assert_eq(mrail_rma_check(false, 4096, rwrite, 0, 1, rwrite), -EACCES);
+	cr_assert_eq(mrail_rma_check(false, 0, 0, 0, 0, rread), -EACCES);
+	/* A region without the access asked for. */
+	cr_assert_eq(mrail_rma_check(true, 4096, rread, 0, 16, rwrite), -EACCES);
+	cr_assert_eq(mrail_rma_check(true, 4096, rwrite, 0, 16, rread), -EACCES);
+	/* Past the end, by one byte or by wrapping sums. */
+	cr_assert_eq(mrail_rma_check(true, 4096, rwrite, 4095, 2, rwrite), -EINVAL);
+	cr_assert_eq(mrail_rma_check(true, 4096, rwrite, 4097, 0, rwrite), -EINVAL);
+	cr_assert_eq(mrail_rma_check(true, 4096, rwrite, 1, UINT64_MAX, rwrite), -EINVAL);
+	cr_assert_eq(mrail_rma_check(true, 4096, rwrite, UINT64_MAX, 2, rwrite), -EINVAL);
+	/* Access is checked first: a peer without rights learns no bounds. */
+	cr_assert_eq(mrail_rma_check(true, 4096, rread, 8192, 1, rwrite), -EACCES);
 }

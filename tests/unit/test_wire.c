@@ -582,7 +582,7 @@ Test(wire_hdr_frame, truncation_message_names_lengths)
 
 Test(wire_hdr_rules, unknown_op)
 {
-	static const uint8_t ops[] = { 0, 5, 9, 0x7f, 0xff };
+	static const uint8_t ops[] = { 0, 8, 9, 0x7f, 0xff };
 	struct mrail_wire_hdr hdr;
 	struct test_msg m;
 	char want[64];

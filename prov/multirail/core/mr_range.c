@@ -4,6 +4,9 @@
  */
 #include "mr_range.h"
 
+#include <errno.h>
+#include <stddef.h>
+
 bool mrail_mr_region_valid(uint64_t start, uint64_t region_len)
 {
 	/* The last byte is start + region_len - 1 <= UINT64_MAX. */
@@ -29,4 +32,14 @@ bool mrail_mr_range_within(uint64_t start, uint64_t region_len, uint64_t addr,
 bool mrail_mr_access_allows(uint64_t granted, uint64_t requested)
 {
 	return requested && !(requested & ~granted);
+}
+
+int mrail_rma_check(bool found, uint64_t region_len, uint64_t granted,
+		    uint64_t addr, uint64_t len, uint64_t access)
+{
+	if (!found || !mrail_mr_access_allows(granted, access))
+		return -EACCES;
+	if (!mrail_mr_range_within(0, region_len, addr, len, NULL))
+		return -EINVAL;
+	return 0;
 }

@@ -1,6 +1,6 @@
 /*
- * Bounds and permission checks of a registered memory region, for the RMA
- * work to come: does an access [addr, addr + len) stay inside a region of
+ * Bounds and permission checks of a registered memory region, as the
+ * target of an RMA operation decides them (mrail_rma.c): does an access [addr, addr + len) stay inside a region of
  * region_len bytes starting at start, and do its access bits stay inside
  * the ones granted at registration?
  *
@@ -37,5 +37,14 @@ bool mrail_mr_range_within(uint64_t start, uint64_t region_len, uint64_t addr,
  * outside granted.
  */
 bool mrail_mr_access_allows(uint64_t granted, uint64_t requested);
+
+/*
+ * The target's answer to an RMA request from a peer, in the order a peer
+ * learns the least: no region under the key (found false) or an access the
+ * region did not grant is -EACCES, a range outside the region (offsets
+ * from 0, mr_mode 0) is -EINVAL, else 0.
+ */
+int mrail_rma_check(bool found, uint64_t region_len, uint64_t granted,
+		    uint64_t addr, uint64_t len, uint64_t access);
 
 #endif /* MRAIL_MR_RANGE_H */

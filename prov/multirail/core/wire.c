@@ -138,6 +138,12 @@ static const struct wire_op_rules wire_ops[] = {
 	},
 	[MRAIL_OP_ACK] = { .name = "ACK" },
 	[MRAIL_OP_HELLO] = { .name = "HELLO", .flags = MRAIL_WIRE_F_REPLY },
+	[MRAIL_OP_WRITE] = {
+		.name = "WRITE",
+		.flags = MRAIL_WIRE_F_CQ_DATA | MRAIL_WIRE_F_INLINE,
+	},
+	[MRAIL_OP_READ_REQ] = { .name = "READ_REQ" },
+	[MRAIL_OP_READ_RESP] = { .name = "READ_RESP" },
 };
 
 static const struct wire_op_rules *rules_for_op(unsigned op)
@@ -157,6 +163,9 @@ static bool hdr_carries_req_id(const struct mrail_wire_hdr *hdr)
 	switch (hdr->op) {
 	case MRAIL_OP_RTS:
 	case MRAIL_OP_ACK:
+	case MRAIL_OP_WRITE:
+	case MRAIL_OP_READ_REQ:
+	case MRAIL_OP_READ_RESP:
 		return true;
 	case MRAIL_OP_EAGER:
 		return hdr->flags & MRAIL_WIRE_F_ACK_REQ;
@@ -174,8 +183,9 @@ static int check_op_and_flags(const struct wire_err *err,
 	*rules = rules_for_op(hdr->op);
 	if (!*rules)
 		return wire_refuse(err, -EINVAL,
-			"unknown op %u (expected %d..%d: EAGER, RTS, ACK or "
-			"HELLO)", hdr->op, MRAIL_OP_EAGER, MRAIL_OP_HELLO);
+			"unknown op %u (expected %d..%d: EAGER, RTS, ACK, "
+			"HELLO, WRITE, READ_REQ or READ_RESP)", hdr->op,
+			MRAIL_OP_EAGER, MRAIL_OP_READ_RESP);
 	stray = hdr->flags & ~(unsigned) (*rules)->flags;
 	if (stray)
 		return wire_refuse(err, -EINVAL,
@@ -208,7 +218,19 @@ static int check_unused_fields(const struct wire_err *err,
 			rules->name, hdr->req_id,
 			hdr->op == MRAIL_OP_EAGER ?
 			"no ACK_REQ flag" : "it answers no request");
+	if (hdr->op >= MRAIL_OP_WRITE && !hdr->req_id)
+		return wire_refuse(err, -EINVAL,
+			"%s carries req_id 0, expected the request it is or "
+			"answers", rules->name);
 	return 0;
+}
+
+/* Whether len is an RTS descriptor for 1..MRAIL_MAX_RAILS rails. */
+static bool is_rts_len(uint64_t len)
+{
+	return len >= mrail_wire_rts_len(1) &&
+	       len <= mrail_wire_rts_len(MRAIL_MAX_RAILS) &&
+	       (len - MRAIL_WIRE_RTS_FIXED_LEN) % RTS_KEY_LEN == 0;
 }
 
 /* Payload lengths an op allows whatever the receiver's configuration. */
@@ -236,6 +258,29 @@ static int check_payload_shape(const struct wire_err *err,
 			return wire_refuse(err, -EINVAL,
 				"ACK payload of %" PRIu32 " bytes, expected %d",
 				len, MRAIL_WIRE_ACK_LEN);
+		return 0;
+	case MRAIL_OP_WRITE:
+		if (len < MRAIL_WIRE_RMA_LEN ||
+		    (!(hdr->flags & MRAIL_WIRE_F_INLINE) &&
+		     !is_rts_len(len - MRAIL_WIRE_RMA_LEN)))
+			return wire_refuse(err, -EINVAL,
+				"WRITE payload of %" PRIu32 " bytes, expected "
+				"%d + the data (INLINE) or + an RTS descriptor",
+				len, MRAIL_WIRE_RMA_LEN);
+		return 0;
+	case MRAIL_OP_READ_REQ:
+		if (len != MRAIL_WIRE_RMA_LEN)
+			return wire_refuse(err, -EINVAL,
+				"READ_REQ payload of %" PRIu32 " bytes, expected "
+				"%d", len, MRAIL_WIRE_RMA_LEN);
+		return 0;
+	case MRAIL_OP_READ_RESP:
+		if (len < MRAIL_WIRE_GRANT_LEN ||
+		    !is_rts_len(len - MRAIL_WIRE_GRANT_LEN))
+			return wire_refuse(err, -EINVAL,
+				"READ_RESP payload of %" PRIu32 " bytes, expected "
+				"%d + an RTS descriptor", len,
+				MRAIL_WIRE_GRANT_LEN);
 		return 0;
 	case MRAIL_OP_HELLO:
 		if (len < 1 || len > MRAIL_ADDR_MAX_LEN)
@@ -309,6 +354,28 @@ static int check_payload_limits(const struct wire_err *err,
 		/* check_payload_shape made this a whole number of keys. */
 		rails = (hdr->payload_len - MRAIL_WIRE_RTS_FIXED_LEN) /
 			RTS_KEY_LEN;
+		return check_rts_rail_count(err, rails, limits);
+	case MRAIL_OP_WRITE:
+		if (hdr->flags & MRAIL_WIRE_F_INLINE) {
+			if (hdr->payload_len > limits->max_eager)
+				return wire_refuse(err, -EMSGSIZE,
+					"inline WRITE payload of %" PRIu32 " bytes "
+					"exceeds the eager limit %" PRIu32,
+					hdr->payload_len, limits->max_eager);
+			return 0;
+		}
+		ret = check_local_rail_count(err, limits);
+		if (ret)
+			return ret;
+		rails = (hdr->payload_len - MRAIL_WIRE_RMA_LEN -
+			 MRAIL_WIRE_RTS_FIXED_LEN) / RTS_KEY_LEN;
+		return check_rts_rail_count(err, rails, limits);
+	case MRAIL_OP_READ_RESP:
+		ret = check_local_rail_count(err, limits);
+		if (ret)
+			return ret;
+		rails = (hdr->payload_len - MRAIL_WIRE_GRANT_LEN -
+			 MRAIL_WIRE_RTS_FIXED_LEN) / RTS_KEY_LEN;
 		return check_rts_rail_count(err, rails, limits);
 	default:
 		return 0;
@@ -590,5 +657,109 @@ int mrail_wire_ack_decode(const void *payload, size_t len, int32_t *status,
 	if (ret)
 		return ret;
 	*status = value;
+	return 0;
+}
+
+/* ---- RMA descriptor and READ_RESP grant ---- */
+
+#define RMA_KEY			0
+#define RMA_ADDR		8
+#define RMA_LEN			16
+#define GRANT_ID		0
+#define GRANT_OFFSET		8
+
+int mrail_wire_rma_encode(const struct mrail_wire_rma *rma, void *buf, size_t len)
+{
+	uint8_t *p = buf;
+
+	if (!rma || rma->addr > UINT64_MAX - rma->len)
+		return -EINVAL;
+	if (len < MRAIL_WIRE_RMA_LEN)
+		return -ENOSPC;
+	if (!buf)
+		return -EINVAL;
+	put_le64(&p[RMA_KEY], rma->key);
+	put_le64(&p[RMA_ADDR], rma->addr);
+	put_le64(&p[RMA_LEN], rma->len);
+	return MRAIL_WIRE_RMA_LEN;
+}
+
+int mrail_wire_rma_decode(const void *payload, size_t len, bool inline_data,
+			  const struct mrail_wire_limits *limits,
+			  struct mrail_wire_rma *rma, char *err, size_t err_len)
+{
+	const struct wire_err werr = { .buf = err, .len = err_len };
+	const uint8_t *p = payload;
+
+	if (!rma || !limits || (!payload && len))
+		return wire_refuse(&werr, -EINVAL,
+			"no RMA payload, limits or descriptor to decode into");
+	memset(rma, 0, sizeof(*rma));
+	if (len < MRAIL_WIRE_RMA_LEN)
+		return wire_refuse(&werr, -EINVAL,
+			"RMA descriptor is truncated: %zu bytes, expected %d",
+			len, MRAIL_WIRE_RMA_LEN);
+	rma->key = get_le64(&p[RMA_KEY]);
+	rma->addr = get_le64(&p[RMA_ADDR]);
+	rma->len = get_le64(&p[RMA_LEN]);
+	if (rma->len > limits->max_msg) {
+		wire_explain(&werr, "RMA length %" PRIu64 " exceeds the message "
+			     "size limit %" PRIu64, rma->len, limits->max_msg);
+		goto refuse;
+	}
+	if (rma->addr > UINT64_MAX - rma->len) {
+		wire_explain(&werr, "RMA address 0x%" PRIx64 " + length %" PRIu64
+			     " wraps past the end of the address space",
+			     rma->addr, rma->len);
+		goto refuse;
+	}
+	if (inline_data && len - MRAIL_WIRE_RMA_LEN != rma->len) {
+		wire_explain(&werr, "inline WRITE of %" PRIu64 " bytes carries "
+			     "%zu bytes of data", rma->len,
+			     len - MRAIL_WIRE_RMA_LEN);
+		goto refuse;
+	}
+	return 0;
+refuse:
+	memset(rma, 0, sizeof(*rma));
+	return -EINVAL;
+}
+
+int mrail_wire_grant_encode(uint64_t grant_id, uint64_t offset, void *buf,
+			    size_t len)
+{
+	uint8_t *p = buf;
+
+	if (!grant_id)
+		return -EINVAL;
+	if (len < MRAIL_WIRE_GRANT_LEN)
+		return -ENOSPC;
+	if (!buf)
+		return -EINVAL;
+	put_le64(&p[GRANT_ID], grant_id);
+	put_le64(&p[GRANT_OFFSET], offset);
+	return MRAIL_WIRE_GRANT_LEN;
+}
+
+int mrail_wire_grant_decode(const void *payload, size_t len, uint64_t *grant_id,
+			    uint64_t *offset, char *err, size_t err_len)
+{
+	const struct wire_err werr = { .buf = err, .len = err_len };
+	const uint8_t *p = payload;
+	uint64_t id;
+
+	if (!grant_id || !offset || (!payload && len))
+		return wire_refuse(&werr, -EINVAL,
+			"no READ_RESP payload or fields to decode into");
+	if (len < MRAIL_WIRE_GRANT_LEN)
+		return wire_refuse(&werr, -EINVAL,
+			"READ_RESP grant is truncated: %zu bytes, expected %d",
+			len, MRAIL_WIRE_GRANT_LEN);
+	id = get_le64(&p[GRANT_ID]);
+	if (!id)
+		return wire_refuse(&werr, -EINVAL,
+			"READ_RESP grant id 0, expected the target's request");
+	*grant_id = id;
+	*offset = get_le64(&p[GRANT_OFFSET]);
 	return 0;
 }

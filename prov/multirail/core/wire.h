@@ -13,8 +13,8 @@
  *   8  u64  seq: per sender->receiver order of EAGER and RTS messages
  *  16  u64  tag (TAGGED only, else zero)
  *  24  u64  remote CQ data (CQ_DATA only, else zero)
- *  32  u64  request id: the sender's operation (EAGER with ACK_REQ, RTS) or
- *           the operation an ACK answers
+ *  32  u64  request id: the sender's operation (EAGER with ACK_REQ, RTS,
+ *           WRITE, READ_REQ), the one a READ_RESP or an ACK answers
  *
  * Payloads:
  *   EAGER  the message data, at most the receiver's eager limit
@@ -22,6 +22,18 @@
  *   ACK    i32 status (0 or a negative errno), u32 reserved zero
  *   HELLO  the sender's full mrail address (addr_codec.h); with the REPLY
  *          flag it answers a HELLO, and is not answered itself
+ *   WRITE  RMA descriptor (below), then with the INLINE flag exactly its
+ *          length of data, else an RTS descriptor of that length (the
+ *          target reads the data, then ACKs request id)
+ *   READ_REQ  RMA descriptor; answered with READ_RESP or an error ACK
+ *   READ_RESP u64 grant id (nonzero), u64 offset into the target's region,
+ *          then an RTS descriptor of the region (base, per rail keys); the
+ *          initiator reads, then ACKs the grant id
+ *
+ * RMA descriptor (the target's region, as the application named it):
+ *   0  u64  key
+ *   8  u64  addr: offset into the region (mr_mode 0)
+ *  16  u64  length (0..max_msg; addr + length must not wrap)
  *
  * RTS descriptor:
  *   0  u64  total length of the message
@@ -33,6 +45,7 @@
 #ifndef MRAIL_WIRE_H
 #define MRAIL_WIRE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -42,18 +55,24 @@
 #define MRAIL_WIRE_HDR_LEN 40
 #define MRAIL_WIRE_RTS_FIXED_LEN 24
 #define MRAIL_WIRE_ACK_LEN 8
+#define MRAIL_WIRE_RMA_LEN 24
+#define MRAIL_WIRE_GRANT_LEN 16
 
 enum mrail_wire_op {
 	MRAIL_OP_EAGER = 1,	/* a whole message inline */
 	MRAIL_OP_RTS = 2,	/* rendezvous: here is where to read the message */
 	MRAIL_OP_ACK = 3,	/* the receiver is done with request id */
 	MRAIL_OP_HELLO = 4,	/* first contact: the sender's full address */
+	MRAIL_OP_WRITE = 5,	/* RMA write: inline data or where to read it */
+	MRAIL_OP_READ_REQ = 6,	/* RMA read: asks for a region's rail keys */
+	MRAIL_OP_READ_RESP = 7,	/* the keys: the initiator reads, then ACKs */
 };
 
 #define MRAIL_WIRE_F_TAGGED	0x01	/* EAGER, RTS: tag is meaningful */
 #define MRAIL_WIRE_F_CQ_DATA	0x02	/* EAGER, RTS: cq_data is meaningful */
 #define MRAIL_WIRE_F_ACK_REQ	0x04	/* EAGER: answer with ACK when delivered */
 #define MRAIL_WIRE_F_REPLY	0x08	/* HELLO: the answer to a HELLO */
+#define MRAIL_WIRE_F_INLINE	0x10	/* WRITE: the data follows the descriptor */
 
 struct mrail_wire_hdr {
 	uint8_t op;
@@ -70,6 +89,13 @@ struct mrail_wire_rts {
 	uint64_t base;
 	uint8_t rail_count;
 	uint64_t keys[MRAIL_MAX_RAILS];
+};
+
+/* An RMA descriptor: what the initiator asks of the target's region. */
+struct mrail_wire_rma {
+	uint64_t key;
+	uint64_t addr;
+	uint64_t len;
 };
 
 /* Limits the receiver holds a peer to, from its own configuration. */
@@ -97,7 +123,10 @@ int mrail_wire_hdr_encode(const struct mrail_wire_hdr *hdr, void *buf, size_t le
  * without their flag are zero (and seq, req_id where the op has none), and
  * the payload length each op allows
  * (EAGER <= limits->max_eager, ACK == MRAIL_WIRE_ACK_LEN, RTS ==
- * fixed part + 8 * limits->rail_count, HELLO 1..MRAIL_ADDR_MAX_LEN).
+ * fixed part + 8 * limits->rail_count, HELLO 1..MRAIL_ADDR_MAX_LEN,
+ * READ_REQ == MRAIL_WIRE_RMA_LEN, WRITE INLINE MRAIL_WIRE_RMA_LEN..
+ * limits->max_eager, other WRITE == MRAIL_WIRE_RMA_LEN + RTS, READ_RESP ==
+ * MRAIL_WIRE_GRANT_LEN + RTS; every RMA op carries a nonzero req_id).
  * Returns 0, or -EINVAL (-EMSGSIZE for an EAGER over the limit) with err
  * naming the field, its value and what was expected.
  */
@@ -128,5 +157,26 @@ int mrail_wire_ack_encode(int32_t status, void *buf, size_t len);
 /* status must be 0 or a negative errno above -4096. */
 int mrail_wire_ack_decode(const void *payload, size_t len, int32_t *status,
 			  char *err, size_t err_len);
+
+/* Returns MRAIL_WIRE_RMA_LEN, -ENOSPC, or -EINVAL (addr + len wraps). */
+int mrail_wire_rma_encode(const struct mrail_wire_rma *rma, void *buf, size_t len);
+
+/*
+ * Decodes the RMA descriptor at the start of a WRITE or READ_REQ payload of
+ * len bytes (already checked by mrail_wire_hdr_decode): length at most
+ * limits->max_msg, addr + length must not wrap. For a WRITE with the INLINE
+ * flag (inline true) the rest of the payload must be exactly the length.
+ * Returns 0 or -EINVAL; on failure rma is zeroed.
+ */
+int mrail_wire_rma_decode(const void *payload, size_t len, bool inline_data,
+			  const struct mrail_wire_limits *limits,
+			  struct mrail_wire_rma *rma, char *err, size_t err_len);
+
+/* The READ_RESP prefix. Encode: MRAIL_WIRE_GRANT_LEN, -ENOSPC, -EINVAL for
+ * grant id 0. Decode: 0, or -EINVAL (short, or grant id 0). */
+int mrail_wire_grant_encode(uint64_t grant_id, uint64_t offset, void *buf,
+			    size_t len);
+int mrail_wire_grant_decode(const void *payload, size_t len, uint64_t *grant_id,
+			    uint64_t *offset, char *err, size_t err_len);
 
 #endif /* MRAIL_WIRE_H */

@@ -381,6 +381,7 @@ void mrail_rdv_progress(struct mrail_ep *ep);
 ssize_t mrail_msg_cancel(struct mrail_ep *ep, void *context);
 extern struct fi_ops_msg mrail_msg_ops;
 extern struct fi_ops_tagged mrail_tagged_ops;
+extern struct fi_ops_rma mrail_rma_ops;
 
 int mrail_no_bind(struct fid *fid, struct fid *bfid, uint64_t flags);
 int mrail_no_control(struct fid *fid, int command, void *arg);

@@ -26,7 +26,8 @@
 /* Peers on this host are reached over the rails like any other. */
 #define MRAIL_CAPS (FI_MSG | FI_TAGGED | FI_SEND | FI_RECV | FI_SOURCE | \
 		    FI_DIRECTED_RECV | FI_MULTI_RECV | FI_LOCAL_COMM | \
-		    FI_REMOTE_COMM)
+		    FI_REMOTE_COMM | FI_RMA | FI_READ | FI_WRITE | FI_REMOTE_READ | \
+		    FI_REMOTE_WRITE)
 
 /* Set while this thread is inside mrail_getinfo: with the application's own
  * libfabric as corelib, discovery would otherwise reach mrail again. */
@@ -241,6 +242,8 @@ static int info_from_railset(const struct mrail_railset *set,
 	info->ep_attr->max_msg_size = MRAIL_MAX_MSG;
 	info->tx_attr->inject_size = MRAIL_EAGER_MAX;
 	info->tx_attr->iov_limit = MRAIL_IOV_LIMIT;
+	/* RMA: one remote range per operation (mrail_rma.c). */
+	info->tx_attr->rma_iov_limit = 1;
 	info->rx_attr->iov_limit = MRAIL_IOV_LIMIT;
 	info->tx_attr->size = MRAIL_TX_BUFS_PER_RAIL * set->count;
 	/* Sequence numbers restore send order whatever rail a message took. */

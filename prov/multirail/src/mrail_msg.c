@@ -482,6 +482,10 @@ bool mrail_msg_handle_rx(struct mrail_ep *ep, struct mrail_rail_buf *buf,
 		mrail_rdv_handle_ack(ep, rail, peer, &hdr, payload);
 		return true;
 	}
+	if (hdr.op >= MRAIL_OP_WRITE) {
+		mrail_rma_handle_rx(ep, rail, peer, &hdr, payload);
+		return true;
+	}
 	rx = peer_rx(ep, peer);
 	if (!rx) {
 		mrail_rx_report_bad_message(ep, rail, "out of memory");

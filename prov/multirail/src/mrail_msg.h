@@ -111,4 +111,61 @@ uint64_t mrail_ack_wait_add(struct mrail_ep *ep, fi_addr_t dest,
 void mrail_ack_wait_cancel(struct mrail_ep *ep, uint64_t req_id);
 void mrail_rdv_flush(struct mrail_ep *ep);
 
+/* Sends a small control message (an ACK, a READ_RESP) to peer, queued in
+ * order behind others when no transmit buffer is free. */
+void mrail_ctrl_send(struct mrail_ep *ep, fi_addr_t dest, const void *msg,
+		     size_t len);
+
+/* ---- RMA (mrail_rma.c) on the rendezvous machinery (mrail_rdv.c) ---- */
+
+/* Who a striped pull (rails' fi_read into local memory) works for. */
+enum mrail_pull_kind {
+	MRAIL_PULL_RECV,	/* a matched rendezvous receive */
+	MRAIL_PULL_RMA_WRITE,	/* the target of a large RMA write */
+	MRAIL_PULL_RMA_READ,	/* the initiator of an RMA read */
+};
+
+/* An RMA write larger than inline: an RTS-like WRITE carrying rma. */
+ssize_t mrail_rdv_send_rma(struct mrail_ep *ep, const struct iovec *iov,
+			   size_t count, fi_addr_t dest,
+			   const struct mrail_wire_hdr *hdr,
+			   const struct mrail_wire_rma *rma, bool bounce,
+			   const struct mrail_cq_entry *user, bool complete_user);
+/* Reads [remote_off, + rts->total_len) of the region rts describes into
+ * iov, striped over the rails, then completes (by kind) and ACKs ack_id
+ * to peer with the outcome. */
+void mrail_rdv_pull_start(struct mrail_ep *ep, enum mrail_pull_kind kind,
+			  fi_addr_t peer, uint64_t ack_id,
+			  const struct mrail_wire_rts *rts, uint64_t remote_off,
+			  const struct iovec *iov, size_t count,
+			  const struct mrail_cq_entry *user, bool report);
+/* An RMA read waiting for its READ_RESP (or an error ACK): request id,
+ * or 0 when out of memory (mrail_ack_wait_cancel drops it). */
+uint64_t mrail_rdv_read_wait_add(struct mrail_ep *ep, fi_addr_t dest,
+				 const struct iovec *iov, size_t count,
+				 const struct mrail_cq_entry *user,
+				 bool complete_user);
+/* A READ_RESP arrived: start reading, or report it as bad. */
+void mrail_rdv_read_granted(struct mrail_ep *ep, size_t rail, fi_addr_t peer,
+			    uint64_t req_id, uint64_t grant_id,
+			    uint64_t offset, const struct mrail_wire_rts *rts);
+/* A malformed READ_RESP from peer answered our read req_id: the read
+ * fails with err (positive FI_E*), if it is one of ours to that peer. */
+void mrail_rdv_read_refused(struct mrail_ep *ep, fi_addr_t peer, uint64_t req_id,
+			    int err);
+/* The target lets reader read len bytes: the grant's id (its ACK counts
+ * one remote read), or 0 when out of memory. */
+uint64_t mrail_rdv_grant_add(struct mrail_ep *ep, fi_addr_t reader, uint64_t len);
+/* Whether operations this endpoint started still wait for a peer
+ * (FI_FENCE waits for them). */
+bool mrail_rdv_own_ops_pending(struct mrail_ep *ep);
+/* One remote RMA operation ended at the target (status 0 or -errno):
+ * the remote counter counts it; a successful write with CQ data reports
+ * it once on the receive CQ; a failure is a warning. */
+void mrail_rma_target_complete(struct mrail_ep *ep,
+			       const struct mrail_cq_entry *entry, int32_t status);
+/* A WRITE, READ_REQ or READ_RESP arrived from peer (header validated). */
+void mrail_rma_handle_rx(struct mrail_ep *ep, size_t rail, fi_addr_t peer,
+			 const struct mrail_wire_hdr *hdr, const uint8_t *payload);
+
 #endif /* MRAIL_MSG_H */

@@ -9,6 +9,11 @@
  * once. When every read is done it completes the receive and answers with an
  * ACK; the ACK completes the send. One completion per user operation on each
  * side, whatever number of rail operations it took.
+ *
+ * RMA (mrail_rma.c) runs on the same machinery: a large write is an RTS
+ * whose "receive buffer" is the target's region, pulled by the target; a
+ * read is answered with a READ_RESP (the region's per-rail keys) that the
+ * initiator pulls like a matched RTS, then ACKs to the target's grant.
  */
 #include "mrail_msg.h"
 
@@ -25,11 +30,23 @@
 /* Stripe offsets fall on page boundaries, friendlier to registration. */
 #define RDV_STRIPE_ALIGN 4096
 
+/* What an entry of ep->rdv_sends waits for its ACK (or READ_RESP) as. */
+enum mrail_wait_kind {
+	MRAIL_WAIT_SEND,	/* a send or RMA write: the ACK completes it */
+	MRAIL_WAIT_READ,	/* an RMA read: READ_RESP, or an error ACK */
+	MRAIL_WAIT_GRANT,	/* a read of our region: the reader's ACK */
+};
+
 /* A send waiting for the receiver's ACK. */
 struct mrail_rdv_send {
 	UT_hash_handle hh;
 	uint64_t req_id;
+	enum mrail_wait_kind kind;
 	fi_addr_t peer;
+	/* MRAIL_WAIT_READ: where the data goes. */
+	struct iovec iov[MRAIL_IOV_LIMIT];
+	size_t iov_count;
+	uint64_t len;
 	struct fid_mr *mrs[MRAIL_MAX_RAILS];
 	void *bounce;		/* a multi-iov source, made contiguous */
 	struct mrail_cq_entry user;
@@ -47,9 +64,12 @@ struct mrail_rdv_read {
 /* A matched receive whose data is being read. */
 struct mrail_rdv_recv {
 	struct mrail_rdv_recv *prev, *next;
+	enum mrail_pull_kind kind;
+	bool report;		/* RMA read: the initiator's completion */
 	fi_addr_t peer;
 	uint64_t req_id;
 	struct mrail_wire_rts rts;
+	uint64_t remote_off;	/* where in the remote region the data starts */
 	struct mrail_cq_entry user;
 	uint64_t recv_flags;
 	struct mrail_recv *multi;	/* FI_MULTI_RECV: the buffer, or NULL */
@@ -67,12 +87,15 @@ struct mrail_rdv_recv {
 	struct mrail_rdv_read reads[MRAIL_MAX_RAILS * MRAIL_RDV_READS_PER_RAIL];
 };
 
-/* An ACK that found no free transmit buffer; sent from progress. */
+/* A control message (ACK, READ_RESP) that found no free transmit buffer;
+ * sent from progress, in order. */
+#define MRAIL_CTRL_MAX (MRAIL_WIRE_HDR_LEN + MRAIL_WIRE_GRANT_LEN + \
+			MRAIL_WIRE_RTS_FIXED_LEN + 8 * MRAIL_MAX_RAILS)
 struct mrail_pending_ack {
 	struct mrail_pending_ack *next;
 	fi_addr_t peer;
-	uint64_t req_id;
-	int32_t status;
+	size_t len;
+	uint8_t msg[MRAIL_CTRL_MAX];
 };
 
 /* ---- sender ---- */
@@ -122,16 +145,25 @@ err:
 	return ret;
 }
 
-ssize_t mrail_rdv_send(struct mrail_ep *ep, const struct iovec *iov, size_t count,
-		       fi_addr_t dest, const struct mrail_wire_hdr *hdr_in,
-		       const struct mrail_cq_entry *user, bool complete_user)
+/*
+ * Registers the source and sends its RTS; with rma, as a WRITE to the
+ * target's region (the RMA descriptor goes before the RTS descriptor).
+ * bounce copies even a single piece: an inject's buffer is the caller's
+ * again as soon as the call returns.
+ */
+static ssize_t rdv_send_common(struct mrail_ep *ep, const struct iovec *iov,
+			       size_t count, fi_addr_t dest,
+			       const struct mrail_wire_hdr *hdr_in,
+			       const struct mrail_wire_rma *rma, bool bounce,
+			       const struct mrail_cq_entry *user, bool complete_user)
 {
 	struct mrail_av_peer *peer = mrail_av_get_peer(ep->av, dest);
-	size_t len = mrail_iov_total(iov, count), i, off = 0;
+	size_t len = mrail_iov_total(iov, count), i, off = 0, pre = 0;
 	struct mrail_wire_hdr hdr = *hdr_in;
 	struct mrail_wire_rts rts = { .total_len = len };
 	struct mrail_rdv_send *rdv;
 	struct mrail_rail_buf *buf;
+	uint8_t *payload;
 	void *base;
 	ssize_t ret;
 	int n;
@@ -146,7 +178,7 @@ ssize_t mrail_rdv_send(struct mrail_ep *ep, const struct iovec *iov, size_t coun
 		ret = -FI_ENOMEM;
 		goto err_buf;
 	}
-	if (count == 1) {
+	if (count == 1 && !bounce) {
 		base = iov[0].iov_base;
 	} else {
 		/* One contiguous region per RTS: gather the pieces once. */
@@ -171,21 +203,31 @@ ssize_t mrail_rdv_send(struct mrail_ep *ep, const struct iovec *iov, size_t coun
 	rts.base = (uint64_t) (uintptr_t) base;
 	rts.rail_count = (uint8_t) ep->rail_count;
 	rdv->req_id = ++ep->next_req_id;
+	rdv->kind = MRAIL_WAIT_SEND;
 	rdv->peer = dest;
 	rdv->user = *user;
 	rdv->complete_user = complete_user;
 	hdr.req_id = rdv->req_id;
-	hdr.payload_len = (uint32_t) mrail_wire_rts_len(rts.rail_count);
+	payload = buf->data + MRAIL_WIRE_HDR_LEN;
+	if (rma) {
+		pre = MRAIL_WIRE_RMA_LEN;
+		if (mrail_wire_rma_encode(rma, payload, pre) < 0) {
+			ret = -FI_EINVAL;
+			goto err_rdv;
+		}
+	}
+	hdr.payload_len = (uint32_t) (pre + mrail_wire_rts_len(rts.rail_count));
 	if (mrail_wire_hdr_encode(&hdr, buf->data, MRAIL_WIRE_HDR_LEN) < 0 ||
-	    (n = mrail_wire_rts_encode(&rts, buf->data + MRAIL_WIRE_HDR_LEN,
-				       MRAIL_RAIL_BUF_LEN - MRAIL_WIRE_HDR_LEN)) < 0) {
+	    (n = mrail_wire_rts_encode(&rts, payload + pre,
+				       MRAIL_RAIL_BUF_LEN - MRAIL_WIRE_HDR_LEN -
+				       pre)) < 0) {
 		ret = -FI_EINVAL;
 		goto err_rdv;
 	}
 	buf->rdv_req_id = rdv->req_id;
 	buf->complete_user = false;
 	buf->user = *user;
-	ret = mrail_tx_buf_send(ep, buf, MRAIL_WIRE_HDR_LEN + (size_t) n, peer);
+	ret = mrail_tx_buf_send(ep, buf, MRAIL_WIRE_HDR_LEN + pre + (size_t) n, peer);
 	if (ret) {
 		/* The buffer is back on its free list already. */
 		rdv_send_release(ep, rdv);
@@ -203,6 +245,24 @@ err_buf:
 	return ret;
 }
 
+ssize_t mrail_rdv_send(struct mrail_ep *ep, const struct iovec *iov, size_t count,
+		       fi_addr_t dest, const struct mrail_wire_hdr *hdr,
+		       const struct mrail_cq_entry *user, bool complete_user)
+{
+	return rdv_send_common(ep, iov, count, dest, hdr, NULL, false, user,
+			       complete_user);
+}
+
+ssize_t mrail_rdv_send_rma(struct mrail_ep *ep, const struct iovec *iov,
+			   size_t count, fi_addr_t dest,
+			   const struct mrail_wire_hdr *hdr,
+			   const struct mrail_wire_rma *rma, bool bounce,
+			   const struct mrail_cq_entry *user, bool complete_user)
+{
+	return rdv_send_common(ep, iov, count, dest, hdr, rma, bounce, user,
+			       complete_user);
+}
+
 /*
  * FI_DELIVERY_COMPLETE on an eager send: its completion waits for the
  * receiver's ACK like a rendezvous send's does, in the same table, with no
@@ -216,11 +276,58 @@ uint64_t mrail_ack_wait_add(struct mrail_ep *ep, fi_addr_t dest,
 	if (!wait)
 		return 0;
 	wait->req_id = ++ep->next_req_id;
+	wait->kind = MRAIL_WAIT_SEND;
 	wait->peer = dest;
 	wait->user = *user;
 	wait->complete_user = complete_user;
 	HASH_ADD(hh, ep->rdv_sends, req_id, sizeof(wait->req_id), wait);
 	return wait->req_id;
+}
+
+uint64_t mrail_rdv_read_wait_add(struct mrail_ep *ep, fi_addr_t dest,
+				 const struct iovec *iov, size_t count,
+				 const struct mrail_cq_entry *user,
+				 bool complete_user)
+{
+	uint64_t req_id = mrail_ack_wait_add(ep, dest, user, complete_user);
+	struct mrail_rdv_send *wait;
+
+	if (!req_id)
+		return 0;
+	HASH_FIND(hh, ep->rdv_sends, &req_id, sizeof(req_id), wait);
+	wait->kind = MRAIL_WAIT_READ;
+	memcpy(wait->iov, iov, count * sizeof(iov[0]));
+	wait->iov_count = count;
+	wait->len = mrail_iov_total(iov, count);
+	return req_id;
+}
+
+uint64_t mrail_rdv_grant_add(struct mrail_ep *ep, fi_addr_t reader, uint64_t len)
+{
+	struct mrail_cq_entry entry = {
+		.flags = FI_RMA | FI_REMOTE_READ,
+		.len = len,
+		.src = reader,
+	};
+	uint64_t req_id = mrail_ack_wait_add(ep, reader, &entry, false);
+	struct mrail_rdv_send *wait;
+
+	if (!req_id)
+		return 0;
+	HASH_FIND(hh, ep->rdv_sends, &req_id, sizeof(req_id), wait);
+	wait->kind = MRAIL_WAIT_GRANT;
+	return req_id;
+}
+
+bool mrail_rdv_own_ops_pending(struct mrail_ep *ep)
+{
+	struct mrail_rdv_send *wait, *tmp;
+
+	HASH_ITER(hh, ep->rdv_sends, wait, tmp) {
+		if (wait->kind != MRAIL_WAIT_GRANT)
+			return true;
+	}
+	return false;
 }
 
 void mrail_ack_wait_cancel(struct mrail_ep *ep, uint64_t req_id)
@@ -270,10 +377,17 @@ void mrail_rdv_handle_ack(struct mrail_ep *ep, size_t rail, fi_addr_t peer,
 		return;
 	}
 	HASH_DEL(ep->rdv_sends, rdv);
+	if (rdv->kind == MRAIL_WAIT_GRANT) {
+		/* The reader is done with our region: one remote read. */
+		mrail_rma_target_complete(ep, &rdv->user, status);
+		rdv_send_release(ep, rdv);
+		return;
+	}
 	if (status) {
-		MRAIL_WARN(FI_LOG_EP_DATA, "peer %" PRIu64 " could not take a "
-			   "message: %s\n", (uint64_t) peer,
-			   fi_strerror(-status));
+		MRAIL_WARN(FI_LOG_EP_DATA, "peer %" PRIu64 " refused or failed "
+			   "%s: %s\n", (uint64_t) peer,
+			   rdv->user.flags & FI_RMA ? "an RMA operation" :
+			   "to take a message", fi_strerror(-status));
 		rdv->user.err = -status;
 		rdv->user.prov_errno = status;
 	}
@@ -283,14 +397,11 @@ void mrail_rdv_handle_ack(struct mrail_ep *ep, size_t rail, fi_addr_t peer,
 
 /* ---- ACKs ---- */
 
-static int send_ack(struct mrail_ep *ep, fi_addr_t dest, uint64_t req_id,
-		    int32_t status)
+/* Sends a control message of at most MRAIL_CTRL_MAX bytes now, or
+ * -FI_EAGAIN when no transmit buffer is free. */
+static int ctrl_send_now(struct mrail_ep *ep, fi_addr_t dest, const void *msg,
+			 size_t len)
 {
-	struct mrail_wire_hdr hdr = {
-		.op = MRAIL_OP_ACK,
-		.payload_len = MRAIL_WIRE_ACK_LEN,
-		.req_id = req_id,
-	};
 	struct mrail_av_peer *peer = mrail_av_get_peer(ep->av, dest);
 	struct mrail_rail_buf *buf;
 
@@ -299,37 +410,52 @@ static int send_ack(struct mrail_ep *ep, fi_addr_t dest, uint64_t req_id,
 	buf = mrail_tx_buf_get(ep);
 	if (!buf)
 		return -FI_EAGAIN;
-	mrail_wire_hdr_encode(&hdr, buf->data, MRAIL_WIRE_HDR_LEN);
-	mrail_wire_ack_encode(status, buf->data + MRAIL_WIRE_HDR_LEN,
-			      MRAIL_WIRE_ACK_LEN);
+	memcpy(buf->data, msg, len);
 	buf->user = (struct mrail_cq_entry) { .src = FI_ADDR_NOTAVAIL };
-	return (int) mrail_tx_buf_send(ep, buf, MRAIL_WIRE_HDR_LEN + MRAIL_WIRE_ACK_LEN,
-				       peer);
+	return (int) mrail_tx_buf_send(ep, buf, len, peer);
+}
+
+void mrail_ctrl_send(struct mrail_ep *ep, fi_addr_t dest, const void *msg,
+		     size_t len)
+{
+	struct mrail_pending_ack *ack;
+	int ret = -FI_EAGAIN;
+
+	/* Behind queued ones, so that they keep their order. */
+	if (!ep->pending_acks)
+		ret = ctrl_send_now(ep, dest, msg, len);
+	if (ret != -FI_EAGAIN) {
+		if (ret)
+			MRAIL_WARN(FI_LOG_EP_DATA, "cannot answer peer %" PRIu64
+				   ": %s\n", (uint64_t) dest, fi_strerror(-ret));
+		return;
+	}
+	ack = malloc(sizeof(*ack));
+	if (!ack || len > sizeof(ack->msg)) {
+		free(ack);
+		MRAIL_WARN(FI_LOG_EP_DATA, "out of memory: peer %" PRIu64 "'s "
+			   "operation will not complete\n", (uint64_t) dest);
+		return;
+	}
+	ack->peer = dest;
+	ack->len = len;
+	memcpy(ack->msg, msg, len);
+	LL_APPEND(ep->pending_acks, ack);
 }
 
 void mrail_rdv_ack_sender(struct mrail_ep *ep, fi_addr_t peer, uint64_t req_id,
 			  int32_t status)
 {
-	struct mrail_pending_ack *ack;
-	int ret;
+	struct mrail_wire_hdr hdr = {
+		.op = MRAIL_OP_ACK,
+		.payload_len = MRAIL_WIRE_ACK_LEN,
+		.req_id = req_id,
+	};
+	uint8_t msg[MRAIL_WIRE_HDR_LEN + MRAIL_WIRE_ACK_LEN];
 
-	ret = send_ack(ep, peer, req_id, status);
-	if (ret != -FI_EAGAIN) {
-		if (ret)
-			MRAIL_WARN(FI_LOG_EP_DATA, "cannot answer peer %" PRIu64
-				   "'s rendezvous: %s\n", (uint64_t) peer,
-				   fi_strerror(-ret));
-		return;
-	}
-	ack = malloc(sizeof(*ack));
-	if (!ack) {
-		MRAIL_WARN(FI_LOG_EP_DATA, "out of memory: peer %" PRIu64 "'s "
-			   "rendezvous send will not complete\n", (uint64_t) peer);
-		return;
-	}
-	*ack = (struct mrail_pending_ack) { .peer = peer, .req_id = req_id,
-					    .status = status };
-	LL_APPEND(ep->pending_acks, ack);
+	mrail_wire_hdr_encode(&hdr, msg, MRAIL_WIRE_HDR_LEN);
+	mrail_wire_ack_encode(status, msg + MRAIL_WIRE_HDR_LEN, MRAIL_WIRE_ACK_LEN);
+	mrail_ctrl_send(ep, peer, msg, sizeof(msg));
 }
 
 /* ---- receiver ---- */
@@ -364,7 +490,18 @@ static void rdv_recv_finish(struct mrail_ep *ep, struct mrail_rdv_recv *rdv)
 			entry->olen = rdv->rts.total_len - rdv->to_read;
 		}
 	}
-	mrail_recv_write_completion(ep, rdv->multi, rdv->recv_flags, entry);
+	switch (rdv->kind) {
+	case MRAIL_PULL_RECV:
+		mrail_recv_write_completion(ep, rdv->multi, rdv->recv_flags, entry);
+		break;
+	case MRAIL_PULL_RMA_WRITE:
+		/* Every stripe has landed: now the target may see it. */
+		mrail_rma_target_complete(ep, entry, -(int32_t) rdv->err);
+		break;
+	case MRAIL_PULL_RMA_READ:
+		mrail_user_complete(ep, entry, rdv->report);
+		break;
+	}
 	mrail_rdv_ack_sender(ep, rdv->peer, rdv->req_id,
 			     rdv->err ? -(int32_t) rdv->err : 0);
 	DL_DELETE(ep->rdv_recvs, rdv);
@@ -421,7 +558,8 @@ static int rdv_issue_one(struct mrail_ep *ep, struct mrail_rdv_recv *rdv, int s,
 	if (rdv->local_mrs[rail][index])
 		desc = fi_mr_desc(rdv->local_mrs[rail][index]);
 	/* Rails without FI_MR_VIRT_ADDR address a region by offset. */
-	raddr = (ep->rail_mr_mode[rail] & FI_MR_VIRT_ADDR ? rdv->rts.base : 0) + off;
+	raddr = (ep->rail_mr_mode[rail] & FI_MR_VIRT_ADDR ? rdv->rts.base : 0) +
+		rdv->remote_off + off;
 
 	read->rc.kind = MRAIL_CTX_READ;
 	read->rc.rail = rail;
@@ -495,38 +633,16 @@ static int rdv_register_local(struct mrail_ep *ep, struct mrail_rdv_recv *rdv)
 	return 0;
 }
 
-void mrail_rdv_recv_start(struct mrail_ep *ep, struct mrail_recv *recv,
-			  struct mrail_rx_msg *msg)
+/* Splits the transfer over the rails and starts reading (rdv is listed). */
+static void rdv_pull_begin(struct mrail_ep *ep, struct mrail_rdv_recv *rdv)
 {
-	uint64_t cap = mrail_iov_total(recv->iov, recv->iov_count);
-	struct mrail_rdv_recv *rdv;
 	int ret;
 
-	rdv = calloc(1, sizeof(*rdv));
-	if (!rdv) {
-		struct mrail_cq_entry entry = mrail_recv_entry(recv, msg);
-
-		entry.err = FI_ENOMEM;
-		entry.prov_errno = -FI_ENOMEM;
-		mrail_recv_write_completion(ep, recv->multi, recv->flags, &entry);
-		mrail_rdv_ack_sender(ep, msg->item.src, msg->req_id, -FI_ENOMEM);
-		goto out;
-	}
-	rdv->peer = msg->item.src;
-	rdv->req_id = msg->req_id;
-	rdv->rts = msg->rts;
-	rdv->user = mrail_recv_entry(recv, msg);
-	rdv->recv_flags = recv->flags;
-	rdv->multi = recv->multi;
-	rdv->to_read = msg->len < cap ? msg->len : cap;
-	memcpy(rdv->iov, recv->iov, recv->iov_count * sizeof(recv->iov[0]));
-	rdv->iov_count = recv->iov_count;
 	DL_APPEND(ep->rdv_recvs, rdv);
-
 	ret = rdv_register_local(ep, rdv);
 	if (ret) {
-		MRAIL_WARN(FI_LOG_EP_DATA, "cannot register a receive buffer for "
-			   "a rendezvous read: %s\n", fi_strerror(-ret));
+		MRAIL_WARN(FI_LOG_EP_DATA, "cannot register a local buffer for "
+			   "a striped read: %s\n", fi_strerror(-ret));
 		rdv->err = -ret;
 	} else if (rdv->to_read) {
 		ret = mrail_stripe_even(rdv->to_read, ep->rail_count,
@@ -539,9 +655,120 @@ void mrail_rdv_recv_start(struct mrail_ep *ep, struct mrail_recv *recv,
 			rdv->stripe_count = ret;
 	}
 	rdv_issue(ep, rdv);
+}
+
+void mrail_rdv_recv_start(struct mrail_ep *ep, struct mrail_recv *recv,
+			  struct mrail_rx_msg *msg)
+{
+	uint64_t cap = mrail_iov_total(recv->iov, recv->iov_count);
+	struct mrail_rdv_recv *rdv;
+
+	rdv = calloc(1, sizeof(*rdv));
+	if (!rdv) {
+		struct mrail_cq_entry entry = mrail_recv_entry(recv, msg);
+
+		entry.err = FI_ENOMEM;
+		entry.prov_errno = -FI_ENOMEM;
+		mrail_recv_write_completion(ep, recv->multi, recv->flags, &entry);
+		mrail_rdv_ack_sender(ep, msg->item.src, msg->req_id, -FI_ENOMEM);
+		goto out;
+	}
+	rdv->kind = MRAIL_PULL_RECV;
+	rdv->peer = msg->item.src;
+	rdv->req_id = msg->req_id;
+	rdv->rts = msg->rts;
+	rdv->user = mrail_recv_entry(recv, msg);
+	rdv->recv_flags = recv->flags;
+	rdv->multi = recv->multi;
+	rdv->to_read = msg->len < cap ? msg->len : cap;
+	memcpy(rdv->iov, recv->iov, recv->iov_count * sizeof(recv->iov[0]));
+	rdv->iov_count = recv->iov_count;
+	rdv_pull_begin(ep, rdv);
 out:
 	free(recv);
 	free(msg);
+}
+
+void mrail_rdv_pull_start(struct mrail_ep *ep, enum mrail_pull_kind kind,
+			  fi_addr_t peer, uint64_t ack_id,
+			  const struct mrail_wire_rts *rts, uint64_t remote_off,
+			  const struct iovec *iov, size_t count,
+			  const struct mrail_cq_entry *user, bool report)
+{
+	struct mrail_rdv_recv *rdv = calloc(1, sizeof(*rdv));
+	struct mrail_cq_entry entry = *user;
+
+	if (!rdv) {
+		MRAIL_WARN(FI_LOG_EP_DATA, "out of memory for an RMA transfer "
+			   "with peer %" PRIu64 "\n", (uint64_t) peer);
+		entry.err = FI_ENOMEM;
+		entry.prov_errno = -FI_ENOMEM;
+		if (kind == MRAIL_PULL_RMA_WRITE)
+			mrail_rma_target_complete(ep, &entry, -FI_ENOMEM);
+		else
+			mrail_user_complete(ep, &entry, true);
+		mrail_rdv_ack_sender(ep, peer, ack_id, -FI_ENOMEM);
+		return;
+	}
+	rdv->kind = kind;
+	rdv->report = report;
+	rdv->peer = peer;
+	rdv->req_id = ack_id;
+	rdv->rts = *rts;
+	rdv->remote_off = remote_off;
+	rdv->user = entry;
+	rdv->to_read = rts->total_len;
+	memcpy(rdv->iov, iov, count * sizeof(iov[0]));
+	rdv->iov_count = count;
+	rdv_pull_begin(ep, rdv);
+}
+
+void mrail_rdv_read_refused(struct mrail_ep *ep, fi_addr_t peer, uint64_t req_id,
+			    int err)
+{
+	struct mrail_rdv_send *wait;
+
+	HASH_FIND(hh, ep->rdv_sends, &req_id, sizeof(req_id), wait);
+	if (!wait || wait->peer != peer || wait->kind != MRAIL_WAIT_READ)
+		return;
+	HASH_DEL(ep->rdv_sends, wait);
+	wait->user.err = err;
+	wait->user.prov_errno = -err;
+	mrail_user_complete(ep, &wait->user, true);
+	rdv_send_release(ep, wait);
+}
+
+void mrail_rdv_read_granted(struct mrail_ep *ep, size_t rail, fi_addr_t peer,
+			    uint64_t req_id, uint64_t grant_id,
+			    uint64_t offset, const struct mrail_wire_rts *rts)
+{
+	struct mrail_rdv_send *wait;
+	char err[MRAIL_ERR_MAX];
+
+	HASH_FIND(hh, ep->rdv_sends, &req_id, sizeof(req_id), wait);
+	if (!wait || wait->peer != peer || wait->kind != MRAIL_WAIT_READ) {
+		snprintf(err, sizeof(err), "READ_RESP from peer %" PRIu64 " for "
+			 "request %" PRIu64 ", which is no read of it waiting for "
+			 "one", (uint64_t) peer, req_id);
+		mrail_rx_report_bad_message(ep, rail, err);
+		mrail_rdv_ack_sender(ep, peer, grant_id, -FI_EINVAL);
+		return;
+	}
+	HASH_DEL(ep->rdv_sends, wait);
+	if (rts->total_len != wait->len) {
+		MRAIL_WARN(FI_LOG_EP_DATA, "peer %" PRIu64 " granted %" PRIu64
+			   " bytes for a read of %" PRIu64 "\n", (uint64_t) peer,
+			   rts->total_len, wait->len);
+		wait->user.err = FI_EIO;
+		wait->user.prov_errno = -FI_EIO;
+		mrail_user_complete(ep, &wait->user, true);
+		mrail_rdv_ack_sender(ep, peer, grant_id, -FI_EINVAL);
+	} else {
+		mrail_rdv_pull_start(ep, MRAIL_PULL_RMA_READ, peer, grant_id, rts,
+				     offset, wait->iov, wait->iov_count,
+				     &wait->user, wait->complete_user);
+	}
+	rdv_send_release(ep, wait);
 }
 
 void mrail_rdv_handle_read(struct mrail_ep *ep, struct mrail_rail_ctx *rc, int err)
@@ -566,7 +793,7 @@ void mrail_rdv_progress(struct mrail_ep *ep)
 	struct mrail_pending_ack *ack;
 
 	while ((ack = ep->pending_acks)) {
-		if (send_ack(ep, ack->peer, ack->req_id, ack->status) == -FI_EAGAIN)
+		if (ctrl_send_now(ep, ack->peer, ack->msg, ack->len) == -FI_EAGAIN)
 			break;
 		LL_DELETE(ep->pending_acks, ack);
 		free(ack);

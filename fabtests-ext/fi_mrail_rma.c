@@ -1,0 +1,971 @@
+/*
+ * fi_mrail_rma: functional test of FI_RMA between two processes.
+ *
+ *   server:  fi_mrail_rma [-a] [-p PROV] [-E PORT] [-s SIZES]
+ *   client:  fi_mrail_rma [-a] [-p PROV] [-E PORT] [-s SIZES] SERVER
+ *
+ * The server is the target: it registers a window region (key 1, remote
+ * read and write, guard bytes around the window), a read-only region
+ * (key 2) and a write-only region (key 3), binds FI_REMOTE_WRITE and
+ * FI_REMOTE_READ counters and a receive CQ for remote CQ data. The client
+ * is the initiator: for every size it runs fi_write, fi_writev,
+ * fi_writemsg (FI_DELIVERY_COMPLETE | FI_FENCE), fi_inject_write,
+ * fi_writedata, fi_inject_writedata, fi_read, fi_readv and fi_readmsg
+ * (FI_FENCE), a write followed by a fenced read of the same bytes, and
+ * accesses that must be refused (past the end, unknown key, a region
+ * without the access). A TCP control connection orders the steps.
+ *
+ * Checked byte for byte at both ends (guards included), exactly: one
+ * completion per operation with its context and flags, the initiator's
+ * FI_WRITE/FI_READ counters and their error counts, the target's remote
+ * counters, and exactly one remote CQ data entry per writedata. Prints
+ * "N checks passed" or the failed checks; exits 0 only if all passed.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <rdma/fabric.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_errno.h>
+#include <rdma/fi_rma.h>
+
+#define PROG "fi_mrail_rma"
+#define GUARD 4096
+#define GUARD_BYTE 0xee
+#define LOCAL_GUARD_BYTE 0xdd
+#define KEY_RW 1
+#define KEY_RO 2
+#define KEY_WO 3
+#define KEY_NONE 0x999
+#define SMALL_REGION 65536
+#define MAX_SIZES 16
+#define WAIT_S 120
+
+static int failures, checks;
+
+static void check(bool ok, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void check(bool ok, const char *fmt, ...)
+{
+	va_list ap;
+
+	checks++;
+	if (ok)
+		return;
+	failures++;
+	printf("FAILED: ");
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	fflush(stdout);
+}
+
+static void die(const char *what, int ret)
+{
+	fprintf(stderr, PROG ": %s: %s\n", what, fi_strerror(ret < 0 ? -ret : ret));
+	exit(2);
+}
+
+/* ---- control connection ---- */
+
+enum cmd_type { CMD_PREP = 1, CMD_CHECK, CMD_DONE };
+
+struct cmd {
+	uint32_t type;
+	uint32_t pattern;	/* PREP: fill the window with the pattern */
+	uint64_t size;
+	uint64_t seed;
+	/* CHECK: what the window must hold and the target must have seen. */
+	uint64_t expect_pattern;
+	uint64_t expect_rwrite, expect_rread;
+	uint64_t expect_cq_data;	/* entries since the last CHECK: 0 or 1 */
+	uint64_t data;
+};
+
+static int sock = -1;
+
+static void ctl_write(const void *buf, size_t len)
+{
+	const uint8_t *p = buf;
+	ssize_t n;
+
+	while (len) {
+		n = write(sock, p, len);
+		if (n <= 0)
+			die("control connection write", n < 0 ? errno : EPIPE);
+		p += n;
+		len -= (size_t) n;
+	}
+}
+
+/* Reads len bytes, calling progress() whenever nothing has arrived. */
+static void ctl_read(void *buf, size_t len, void (*progress)(void))
+{
+	struct pollfd pfd = { .fd = sock, .events = POLLIN };
+	uint8_t *p = buf;
+	ssize_t n;
+
+	while (len) {
+		if (poll(&pfd, 1, 1) <= 0) {
+			if (progress)
+				progress();
+			continue;
+		}
+		n = read(sock, p, len);
+		if (n <= 0)
+			die("control connection read", n < 0 ? errno : EPIPE);
+		p += n;
+		len -= (size_t) n;
+	}
+}
+
+static void ctl_connect(const char *server, unsigned port)
+{
+	struct addrinfo hints = { .ai_family = AF_INET, .ai_socktype = SOCK_STREAM };
+	struct addrinfo *ai;
+	char service[16];
+	int one = 1, lsock, tries;
+
+	snprintf(service, sizeof(service), "%u", port);
+	if (getaddrinfo(server, service, &hints, &ai))
+		die("getaddrinfo", EINVAL);
+	if (server) {
+		for (tries = 0; tries < 100; tries++) {
+			sock = socket(AF_INET, SOCK_STREAM, 0);
+			if (!connect(sock, ai->ai_addr, ai->ai_addrlen))
+				break;
+			close(sock);
+			sock = -1;
+			usleep(100000);
+		}
+		if (sock < 0)
+			die("connect to the server", ECONNREFUSED);
+	} else {
+		lsock = socket(AF_INET, SOCK_STREAM, 0);
+		setsockopt(lsock, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+		((struct sockaddr_in *) ai->ai_addr)->sin_addr.s_addr = INADDR_ANY;
+		if (bind(lsock, ai->ai_addr, ai->ai_addrlen) || listen(lsock, 1))
+			die("listen", errno);
+		sock = accept(lsock, NULL, NULL);
+		if (sock < 0)
+			die("accept", errno);
+		close(lsock);
+	}
+	setsockopt(sock, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	freeaddrinfo(ai);
+}
+
+/* ---- libfabric objects ---- */
+
+static struct fi_info *info;
+static struct fid_fabric *fabric;
+static struct fid_domain *domain;
+static struct fid_av *av;
+static struct fid_ep *ep;
+static struct fid_cq *tx_cq, *rx_cq;
+static struct fid_cntr *write_cntr, *read_cntr, *rwrite_cntr, *rread_cntr;
+static fi_addr_t peer;
+
+static void open_cntr(struct fid_cntr **cntr, uint64_t flags)
+{
+	struct fi_cntr_attr attr = { .events = FI_CNTR_EVENTS_COMP };
+	int ret;
+
+	ret = fi_cntr_open(domain, &attr, cntr, NULL);
+	if (ret)
+		die("fi_cntr_open", ret);
+	ret = fi_ep_bind(ep, &(*cntr)->fid, flags);
+	if (ret)
+		die("fi_ep_bind (counter)", ret);
+}
+
+static void open_objects(const char *prov, bool auto_progress)
+{
+	struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_DATA, .size = 256 };
+	struct fi_av_attr av_attr = { .type = FI_AV_TABLE };
+	struct fi_info *hints = fi_allocinfo();
+	int ret;
+
+	hints->caps = FI_MSG | FI_RMA | FI_READ | FI_WRITE | FI_REMOTE_READ |
+		      FI_REMOTE_WRITE;
+	hints->mode = FI_CONTEXT;
+	hints->ep_attr->type = FI_EP_RDM;
+	hints->domain_attr->mr_mode = 0;
+	if (auto_progress) {
+		hints->domain_attr->data_progress = FI_PROGRESS_AUTO;
+		hints->domain_attr->control_progress = FI_PROGRESS_AUTO;
+	}
+	hints->fabric_attr->prov_name = strdup(prov);
+	ret = fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, &info);
+	if (ret)
+		die("fi_getinfo", ret);
+	fi_freeinfo(hints);
+	if ((ret = fi_fabric(info->fabric_attr, &fabric, NULL)) ||
+	    (ret = fi_domain(fabric, info, &domain, NULL)) ||
+	    (ret = fi_av_open(domain, &av_attr, &av, NULL)) ||
+	    (ret = fi_cq_open(domain, &cq_attr, &tx_cq, NULL)) ||
+	    (ret = fi_cq_open(domain, &cq_attr, &rx_cq, NULL)) ||
+	    (ret = fi_endpoint(domain, info, &ep, NULL)) ||
+	    (ret = fi_ep_bind(ep, &av->fid, 0)) ||
+	    (ret = fi_ep_bind(ep, &tx_cq->fid, FI_TRANSMIT)) ||
+	    (ret = fi_ep_bind(ep, &rx_cq->fid, FI_RECV)))
+		die("opening the endpoint", ret);
+	open_cntr(&write_cntr, FI_WRITE);
+	open_cntr(&read_cntr, FI_READ);
+	open_cntr(&rwrite_cntr, FI_REMOTE_WRITE);
+	open_cntr(&rread_cntr, FI_REMOTE_READ);
+	ret = fi_enable(ep);
+	if (ret)
+		die("fi_enable", ret);
+}
+
+static void swap_addresses(void)
+{
+	uint8_t ours[256], theirs[256];
+	size_t len = sizeof(ours);
+	uint64_t n;
+	int ret;
+
+	ret = fi_getname(&ep->fid, ours, &len);
+	if (ret)
+		die("fi_getname", ret);
+	n = len;
+	ctl_write(&n, sizeof(n));
+	ctl_write(ours, len);
+	ctl_read(&n, sizeof(n), NULL);
+	if (n > sizeof(theirs))
+		die("peer address too long", EINVAL);
+	ctl_read(theirs, n, NULL);
+	ret = fi_av_insert(av, theirs, 1, &peer, 0, NULL);
+	if (ret != 1)
+		die("fi_av_insert", ret < 0 ? ret : -FI_EINVAL);
+}
+
+static void close_objects(void)
+{
+	fi_close(&ep->fid);
+	fi_close(&write_cntr->fid);
+	fi_close(&read_cntr->fid);
+	fi_close(&rwrite_cntr->fid);
+	fi_close(&rread_cntr->fid);
+	fi_close(&tx_cq->fid);
+	fi_close(&rx_cq->fid);
+	fi_close(&av->fid);
+	fi_close(&domain->fid);
+	fi_close(&fabric->fid);
+	fi_freeinfo(info);
+}
+
+/* Progress without taking completions off any CQ. */
+static void progress(void)
+{
+	(void) fi_cntr_read(write_cntr);
+}
+
+/* ---- data ---- */
+
+static uint8_t pattern_byte(uint64_t seed, size_t i)
+{
+	return (uint8_t) (seed * 131 + i * 7 + (i >> 8) + 1);
+}
+
+static void fill_pattern(uint8_t *p, size_t len, uint64_t seed)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		p[i] = pattern_byte(seed, i);
+}
+
+/* The first index where p differs from the pattern (or from byte when
+ * seed is UINT64_MAX), or len. */
+static size_t first_mismatch(const uint8_t *p, size_t len, uint64_t seed,
+			     uint8_t byte)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++) {
+		if (p[i] != (seed == UINT64_MAX ? byte : pattern_byte(seed, i)))
+			return i;
+	}
+	return len;
+}
+
+/* ---- server (target) ---- */
+
+static uint8_t *region;
+static size_t region_len, max_size;
+static uint64_t cq_data_seen, cq_data_last, cq_data_bad;
+
+static void server_drain_cq(void)
+{
+	struct fi_cq_data_entry entry;
+	struct fi_cq_err_entry err;
+	ssize_t n;
+
+	while ((n = fi_cq_read(rx_cq, &entry, 1)) == 1) {
+		cq_data_seen++;
+		cq_data_last = entry.data;
+		if (entry.flags != (FI_RMA | FI_REMOTE_WRITE | FI_REMOTE_CQ_DATA))
+			cq_data_bad++;
+	}
+	if (n == -FI_EAVAIL) {
+		memset(&err, 0, sizeof(err));
+		fi_cq_readerr(rx_cq, &err, 0);
+		check(false, "target: error completion on the receive CQ: %s",
+		      fi_strerror(err.err));
+	}
+}
+
+static void server_check(const struct cmd *c)
+{
+	uint8_t *window = region + GUARD;
+	struct timespec start, now;
+	uint64_t rw, rr;
+	size_t at;
+
+	/* The last ACK of a read may still be on its way: wait for the
+	 * counters to get there, then they must be exactly right. */
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	do {
+		server_drain_cq();
+		rw = fi_cntr_read(rwrite_cntr);
+		rr = fi_cntr_read(rread_cntr);
+		clock_gettime(CLOCK_MONOTONIC, &now);
+	} while ((rw < c->expect_rwrite || rr < c->expect_rread) &&
+		 now.tv_sec - start.tv_sec < WAIT_S);
+	server_drain_cq();
+	check(fi_cntr_read(rwrite_cntr) == c->expect_rwrite,
+	      "target: FI_REMOTE_WRITE counter %" PRIu64 ", expected %" PRIu64,
+	      fi_cntr_read(rwrite_cntr), c->expect_rwrite);
+	check(fi_cntr_read(rread_cntr) == c->expect_rread,
+	      "target: FI_REMOTE_READ counter %" PRIu64 ", expected %" PRIu64,
+	      fi_cntr_read(rread_cntr), c->expect_rread);
+	check(!fi_cntr_readerr(rwrite_cntr) && !fi_cntr_readerr(rread_cntr),
+	      "target: remote counters have errors (%" PRIu64 ", %" PRIu64 ")",
+	      fi_cntr_readerr(rwrite_cntr), fi_cntr_readerr(rread_cntr));
+	check(cq_data_seen == c->expect_cq_data && !cq_data_bad,
+	      "target: %" PRIu64 " remote CQ data entries (%" PRIu64 " with wrong "
+	      "flags), expected %" PRIu64, cq_data_seen, cq_data_bad,
+	      c->expect_cq_data);
+	if (c->expect_cq_data && cq_data_seen == c->expect_cq_data)
+		check(cq_data_last == c->data, "target: remote CQ data %#" PRIx64
+		      ", expected %#" PRIx64, cq_data_last, c->data);
+	cq_data_seen = cq_data_bad = 0;
+
+	at = first_mismatch(region, GUARD, UINT64_MAX, GUARD_BYTE);
+	check(at == GUARD, "target: guard before the window changed at byte %zu", at);
+	at = first_mismatch(window + c->size, region_len - GUARD - c->size,
+			    UINT64_MAX, GUARD_BYTE);
+	check(at == region_len - GUARD - c->size,
+	      "target: guard after the %" PRIu64 "-byte window changed at byte %zu",
+	      c->size, at);
+	at = first_mismatch(window, c->size, c->expect_pattern ? c->seed : UINT64_MAX, 0);
+	check(at == c->size, "target: window of %" PRIu64 " bytes differs at byte "
+	      "%zu", c->size, at);
+}
+
+static void run_server(void)
+{
+	static uint8_t ro[SMALL_REGION], wo[SMALL_REGION];
+	struct fid_mr *mr_rw, *mr_ro, *mr_wo;
+	struct cmd c;
+	int32_t status;
+	int ret;
+
+	region_len = max_size + 2 * GUARD;
+	region = malloc(region_len);
+	if (!region)
+		die("malloc", FI_ENOMEM);
+	memset(region, GUARD_BYTE, region_len);
+	fill_pattern(ro, sizeof(ro), 77);
+	fill_pattern(wo, sizeof(wo), 78);
+	if ((ret = fi_mr_reg(domain, region, region_len,
+			     FI_REMOTE_READ | FI_REMOTE_WRITE, 0, KEY_RW, 0,
+			     &mr_rw, NULL)) ||
+	    (ret = fi_mr_reg(domain, ro, sizeof(ro), FI_REMOTE_READ, 0, KEY_RO, 0,
+			     &mr_ro, NULL)) ||
+	    (ret = fi_mr_reg(domain, wo, sizeof(wo), FI_REMOTE_WRITE, 0, KEY_WO, 0,
+			     &mr_wo, NULL)))
+		die("fi_mr_reg", ret);
+	/* Registered: the client may start. */
+	status = 0;
+	ctl_write(&status, sizeof(status));
+
+	for (;;) {
+		ctl_read(&c, sizeof(c), server_drain_cq);
+		if (c.type == CMD_DONE)
+			break;
+		if (c.type == CMD_PREP) {
+			memset(region, GUARD_BYTE, region_len);
+			if (c.pattern)
+				fill_pattern(region + GUARD, c.size, c.seed);
+			else
+				memset(region + GUARD, 0, c.size);
+		} else {
+			server_check(&c);
+		}
+		status = failures;
+		ctl_write(&status, sizeof(status));
+	}
+	check(first_mismatch(ro, sizeof(ro), 77, 0) == sizeof(ro),
+	      "target: the read-only region changed");
+	check(first_mismatch(wo, sizeof(wo), 78, 0) == sizeof(wo),
+	      "target: the write-only region changed");
+	fi_close(&mr_rw->fid);
+	fi_close(&mr_ro->fid);
+	fi_close(&mr_wo->fid);
+	free(region);
+}
+
+/* ---- client (initiator) ---- */
+
+enum op {
+	OP_WRITE, OP_WRITEV, OP_WRITEMSG, OP_INJECT_WRITE, OP_WRITEDATA,
+	OP_INJECT_WRITEDATA, OP_READ, OP_READV, OP_READMSG, OP_COUNT
+};
+
+static const char *op_names[] = {
+	"fi_write", "fi_writev", "fi_writemsg", "fi_inject_write", "fi_writedata",
+	"fi_inject_writedata", "fi_read", "fi_readv", "fi_readmsg",
+};
+
+static uint8_t *local;		/* GUARD + max_size + GUARD */
+static uint64_t writes_done, reads_done, write_errs, read_errs;
+static uint64_t remote_writes, remote_reads;
+static uint64_t data_bytes;	/* moved by successful operations */
+static struct fi_context ctx[2];
+
+static bool op_is_read(enum op op)
+{
+	return op >= OP_READ;
+}
+
+static bool op_is_inject(enum op op)
+{
+	return op == OP_INJECT_WRITE || op == OP_INJECT_WRITEDATA;
+}
+
+static void send_cmd(const struct cmd *c)
+{
+	int32_t status;
+
+	ctl_write(c, sizeof(*c));
+	ctl_read(&status, sizeof(status), progress);
+	check(status == 0, "target reports %d failed checks", status);
+}
+
+/* Three pieces of len bytes at buf: a multi-iov operation. */
+static size_t split3(uint8_t *buf, size_t len, struct iovec iov[3])
+{
+	iov[0] = (struct iovec) { buf, len / 3 };
+	iov[1] = (struct iovec) { buf + len / 3, len / 3 };
+	iov[2] = (struct iovec) { buf + 2 * (len / 3), len - 2 * (len / 3) };
+	return 3;
+}
+
+static ssize_t post(enum op op, uint8_t *buf, size_t len, uint64_t addr,
+		    uint64_t key, uint64_t data, struct fi_context *context,
+		    uint64_t extra_flags)
+{
+	struct fi_rma_iov rma = { .addr = addr, .len = len, .key = key };
+	struct fi_msg_rma msg = {
+		.desc = NULL, .addr = peer, .rma_iov = &rma,
+		.rma_iov_count = 1, .context = context, .data = data,
+	};
+	struct iovec iov[3];
+	size_t n;
+
+	switch (op) {
+	case OP_WRITE:
+		return fi_write(ep, buf, len, NULL, peer, addr, key, context);
+	case OP_WRITEV:
+		n = split3(buf, len, iov);
+		return fi_writev(ep, iov, NULL, n, peer, addr, key, context);
+	case OP_WRITEMSG:
+		msg.iov_count = split3(buf, len, iov);
+		msg.msg_iov = iov;
+		return fi_writemsg(ep, &msg, FI_COMPLETION | FI_DELIVERY_COMPLETE |
+				   FI_FENCE | extra_flags);
+	case OP_INJECT_WRITE:
+		return fi_inject_write(ep, buf, len, peer, addr, key);
+	case OP_WRITEDATA:
+		return fi_writedata(ep, buf, len, NULL, data, peer, addr, key, context);
+	case OP_INJECT_WRITEDATA:
+		return fi_inject_writedata(ep, buf, len, data, peer, addr, key);
+	case OP_READ:
+		return fi_read(ep, buf, len, NULL, peer, addr, key, context);
+	case OP_READV:
+		n = split3(buf, len, iov);
+		return fi_readv(ep, iov, NULL, n, peer, addr, key, context);
+	case OP_READMSG:
+		msg.iov_count = split3(buf, len, iov);
+		msg.msg_iov = iov;
+		return fi_readmsg(ep, &msg, FI_COMPLETION | FI_FENCE | extra_flags);
+	default:
+		return -FI_EINVAL;
+	}
+}
+
+static ssize_t post_retry(enum op op, uint8_t *buf, size_t len, uint64_t addr,
+			  uint64_t key, uint64_t data, struct fi_context *context,
+			  uint64_t extra_flags)
+{
+	ssize_t ret;
+
+	while ((ret = post(op, buf, len, addr, key, data, context, extra_flags)) ==
+	       -FI_EAGAIN)
+		progress();
+	return ret;
+}
+
+/*
+ * Waits for one completion on the transmit CQ: returns 0 and checks its
+ * context and flags, or returns the error of an error completion.
+ */
+static int wait_completion(const char *what, struct fi_context *context,
+			   uint64_t flags)
+{
+	struct fi_cq_data_entry entry;
+	struct fi_cq_err_entry err;
+	struct timespec start, now;
+	ssize_t n;
+
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	for (;;) {
+		n = fi_cq_read(tx_cq, &entry, 1);
+		if (n == 1) {
+			check(entry.op_context == context && entry.flags == flags,
+			      "%s: completion context %p flags %#" PRIx64 ", expected "
+			      "%p %#" PRIx64, what, entry.op_context,
+			      (uint64_t) entry.flags, (void *) context, flags);
+			return 0;
+		}
+		if (n == -FI_EAVAIL) {
+			memset(&err, 0, sizeof(err));
+			fi_cq_readerr(tx_cq, &err, 0);
+			check(err.op_context == context, "%s: error completion for "
+			      "context %p, expected %p", what, err.op_context,
+			      (void *) context);
+			return err.err;
+		}
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (now.tv_sec - start.tv_sec > WAIT_S) {
+			check(false, "%s: no completion after %d s", what, WAIT_S);
+			return FI_ETIMEDOUT;
+		}
+	}
+}
+
+static void wait_cntr(struct fid_cntr *cntr, uint64_t value)
+{
+	struct timespec start, now;
+
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	while (fi_cntr_read(cntr) + fi_cntr_readerr(cntr) < value) {
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (now.tv_sec - start.tv_sec > WAIT_S)
+			break;
+	}
+}
+
+static void check_counters(const char *what)
+{
+	struct fi_cq_data_entry entry;
+
+	check(fi_cntr_read(write_cntr) == writes_done &&
+	      fi_cntr_readerr(write_cntr) == write_errs,
+	      "%s: FI_WRITE counter %" PRIu64 " (errors %" PRIu64 "), expected %"
+	      PRIu64 " (%" PRIu64 ")", what, fi_cntr_read(write_cntr),
+	      fi_cntr_readerr(write_cntr), writes_done, write_errs);
+	check(fi_cntr_read(read_cntr) == reads_done &&
+	      fi_cntr_readerr(read_cntr) == read_errs,
+	      "%s: FI_READ counter %" PRIu64 " (errors %" PRIu64 "), expected %"
+	      PRIu64 " (%" PRIu64 ")", what, fi_cntr_read(read_cntr),
+	      fi_cntr_readerr(read_cntr), reads_done, read_errs);
+	check(fi_cq_read(tx_cq, &entry, 1) == -FI_EAGAIN,
+	      "%s: a completion more than operations", what);
+}
+
+static void check_local(const char *what, size_t len, uint64_t seed)
+{
+	size_t at;
+
+	at = first_mismatch(local, GUARD, UINT64_MAX, LOCAL_GUARD_BYTE);
+	check(at == GUARD, "%s: local guard before the buffer changed at %zu",
+	      what, at);
+	at = first_mismatch(local + GUARD + len, GUARD, UINT64_MAX,
+			    LOCAL_GUARD_BYTE);
+	check(at == GUARD, "%s: local guard after the buffer changed at %zu",
+	      what, at);
+	at = first_mismatch(local + GUARD, len, seed, 0);
+	check(at == len, "%s: %zu bytes differ from byte %zu", what, len, at);
+}
+
+static void prep(size_t size, uint64_t seed, bool pattern)
+{
+	struct cmd c = { .type = CMD_PREP, .size = size, .seed = seed,
+			 .pattern = pattern };
+
+	send_cmd(&c);
+}
+
+static void target_check(size_t size, uint64_t seed, bool pattern,
+			 bool cq_data, uint64_t data)
+{
+	struct cmd c = {
+		.type = CMD_CHECK, .size = size, .seed = seed,
+		.expect_pattern = pattern, .expect_rwrite = remote_writes,
+		.expect_rread = remote_reads, .expect_cq_data = cq_data,
+		.data = data,
+	};
+
+	send_cmd(&c);
+}
+
+static void run_op(enum op op, size_t size, uint64_t seed)
+{
+	bool read = op_is_read(op), inject = op_is_inject(op);
+	bool cq_data = op == OP_WRITEDATA || op == OP_INJECT_WRITEDATA;
+	uint64_t data = 0xd00d0000ull + seed;
+	char what[96];
+	ssize_t ret;
+	int err;
+
+	snprintf(what, sizeof(what), "%s of %zu bytes", op_names[op], size);
+	prep(size, seed, read);
+	memset(local, LOCAL_GUARD_BYTE, max_size + 2 * GUARD);
+	if (read)
+		memset(local + GUARD, 0, size);
+	else
+		fill_pattern(local + GUARD, size, seed);
+
+	ret = post_retry(op, local + GUARD, size, GUARD, KEY_RW, data, &ctx[0], 0);
+	check(!ret, "%s: post returned %s", what, fi_strerror((int) -ret));
+	if (ret)
+		return;
+	if (inject) {
+		/* The buffer is ours again: scribbling on it changes nothing. */
+		memset(local + GUARD, 0x5a, size);
+		wait_cntr(write_cntr, writes_done + write_errs + 1);
+		writes_done++;
+	} else {
+		err = wait_completion(what, &ctx[0], FI_RMA |
+				      (read ? FI_READ : FI_WRITE));
+		check(!err, "%s: error completion %s", what, fi_strerror(err));
+		if (read)
+			reads_done++;
+		else
+			writes_done++;
+	}
+	if (read)
+		remote_reads++;
+	else
+		remote_writes++;
+	data_bytes += size;
+	check_counters(what);
+	if (read)
+		check_local(what, size, seed);
+	target_check(size, seed, true, cq_data, data);
+}
+
+/* A write, then a fenced read of the same bytes: the read sees the write. */
+static void run_fence(size_t size, uint64_t seed)
+{
+	uint8_t *back = malloc(size + 1);
+	char what[96];
+	ssize_t ret;
+	size_t at;
+	int err;
+
+	snprintf(what, sizeof(what), "fi_write + fenced fi_readmsg of %zu bytes",
+		 size);
+	prep(size, seed, false);
+	memset(local, LOCAL_GUARD_BYTE, max_size + 2 * GUARD);
+	fill_pattern(local + GUARD, size, seed);
+	memset(back, 0, size + 1);
+	ret = post_retry(OP_WRITE, local + GUARD, size, GUARD, KEY_RW, 0, &ctx[0], 0);
+	if (!ret)
+		ret = post_retry(OP_READMSG, back, size, GUARD, KEY_RW, 0, &ctx[1], 0);
+	check(!ret, "%s: post returned %s", what, fi_strerror((int) -ret));
+	if (ret) {
+		free(back);
+		return;
+	}
+	err = wait_completion(what, &ctx[0], FI_RMA | FI_WRITE);
+	check(!err, "%s: write error %s", what, fi_strerror(err));
+	err = wait_completion(what, &ctx[1], FI_RMA | FI_READ);
+	check(!err, "%s: read error %s", what, fi_strerror(err));
+	writes_done++;
+	reads_done++;
+	remote_writes++;
+	remote_reads++;
+	data_bytes += 2 * (uint64_t) size;
+	at = first_mismatch(back, size, seed, 0);
+	check(at == size, "%s: read back differs at byte %zu", what, at);
+	check(back[size] == 0, "%s: read past its buffer", what);
+	check_counters(what);
+	target_check(size, seed, true, false, 0);
+	free(back);
+}
+
+/*
+ * count operations of chunk bytes each posted back to back before any
+ * completes (writes, then reads of the same window): rails run out of
+ * buffers, answers queue, completions come in any order, and each must
+ * still come exactly once.
+ */
+static void run_burst(bool read, size_t count, size_t chunk, uint64_t seed)
+{
+	struct fi_context *ctxs = calloc(count, sizeof(*ctxs));
+	bool *seen = calloc(count, sizeof(*seen));
+	size_t total = count * chunk, i, done = 0, idx;
+	struct fi_cq_data_entry entry;
+	struct timespec start, now;
+	uint64_t want = FI_RMA | (read ? FI_READ : FI_WRITE);
+	char what[96];
+	ssize_t ret, n;
+
+	snprintf(what, sizeof(what), "burst of %zu %s of %zu bytes", count,
+		 read ? "reads" : "writes", chunk);
+	if (!ctxs || !seen)
+		die("calloc", FI_ENOMEM);
+	prep(total, seed, read);
+	memset(local, LOCAL_GUARD_BYTE, max_size + 2 * GUARD);
+	if (read)
+		memset(local + GUARD, 0, total);
+	else
+		fill_pattern(local + GUARD, total, seed);
+	for (i = 0; i < count; i++) {
+		ret = post_retry(read ? OP_READ : OP_WRITE, local + GUARD + i * chunk,
+				 chunk, GUARD + i * chunk, KEY_RW, 0, &ctxs[i], 0);
+		check(!ret, "%s: post %zu returned %s", what, i,
+		      fi_strerror((int) -ret));
+		if (ret)
+			break;
+	}
+	count = i;
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	while (done < count) {
+		n = fi_cq_read(tx_cq, &entry, 1);
+		if (n == 1) {
+			idx = (size_t) ((struct fi_context *) entry.op_context - ctxs);
+			check(idx < count && !seen[idx] && entry.flags == want,
+			      "%s: completion for context %p (index %zu) flags %#"
+			      PRIx64 " unexpected", what, entry.op_context, idx,
+			      (uint64_t) entry.flags);
+			if (idx < count)
+				seen[idx] = true;
+			done++;
+			continue;
+		}
+		if (n != -FI_EAGAIN)
+			check(false, "%s: fi_cq_read returned %s", what,
+			      fi_strerror((int) -n));
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (n != -FI_EAGAIN || now.tv_sec - start.tv_sec > WAIT_S) {
+			check(false, "%s: %zu of %zu completions", what, done, count);
+			break;
+		}
+	}
+	if (read) {
+		reads_done += count;
+		remote_reads += count;
+	} else {
+		writes_done += count;
+		remote_writes += count;
+	}
+	data_bytes += count * chunk;
+	check_counters(what);
+	if (read)
+		check_local(what, total, seed);
+	target_check(total, seed, true, false, 0);
+	free(ctxs);
+	free(seen);
+}
+
+/* An access the target must refuse with want at the initiator. */
+static void run_refused(const char *what, enum op op, size_t size,
+			uint64_t addr, uint64_t key, int want)
+{
+	bool read = op_is_read(op);
+	ssize_t ret;
+	int err;
+
+	prep(max_size < 64 ? max_size : 64, 5, false);
+	memset(local, LOCAL_GUARD_BYTE, max_size + 2 * GUARD);
+	fill_pattern(local + GUARD, size, 9);
+	ret = post_retry(op, local + GUARD, size, addr, key, 0, &ctx[0], 0);
+	check(!ret, "%s: post returned %s", what, fi_strerror((int) -ret));
+	if (ret)
+		return;
+	err = wait_completion(what, &ctx[0], 0);
+	check(err == want, "%s: completed with %s, expected %s", what,
+	      err ? fi_strerror(err) : "success", fi_strerror(want));
+	if (read)
+		read_errs++;
+	else
+		write_errs++;
+	check_counters(what);
+	target_check(max_size < 64 ? max_size : 64, 5, false, false, 0);
+}
+
+static void run_client(const size_t *sizes, size_t nsizes)
+{
+	uint64_t seed = 1;
+	int32_t status;
+	struct cmd done = { .type = CMD_DONE };
+	size_t s, big;
+	enum op op;
+
+	local = malloc(max_size + 2 * GUARD);
+	if (!local)
+		die("malloc", FI_ENOMEM);
+	ctl_read(&status, sizeof(status), progress);
+
+	for (s = 0; s < nsizes; s++) {
+		for (op = 0; op < OP_COUNT; op++) {
+			if (op_is_inject(op) && sizes[s] > info->tx_attr->inject_size)
+				continue;
+			run_op(op, sizes[s], seed++);
+		}
+	}
+	big = sizes[nsizes - 1];
+	run_fence(big, seed++);
+	/* Bursts, inline and striped, where the window is large enough. */
+	if (max_size >= 128 * 1000)
+		run_burst(false, 128, 1000, seed++), run_burst(true, 128, 1000, seed++);
+	if (max_size >= 64 * 40000)
+		run_burst(false, 64, 40000, seed++), run_burst(true, 64, 40000, seed++);
+
+	run_refused("write past the end", OP_WRITE, 20,
+		    max_size + 2 * GUARD - 10, KEY_RW, FI_EINVAL);
+	run_refused("write starting past the end", OP_WRITE, 1,
+		    max_size + 2 * GUARD + 1, KEY_RW, FI_EINVAL);
+	if (big > 2 * GUARD)
+		run_refused("large write past the end", OP_WRITE, big,
+			    2 * GUARD + 1, KEY_RW, FI_EINVAL);
+	run_refused("write with an unknown key", OP_WRITE, 16, 0, KEY_NONE,
+		    FI_EACCES);
+	run_refused("write to a region without FI_REMOTE_WRITE", OP_WRITE, 16, 0,
+		    KEY_RO, FI_EACCES);
+	run_refused("inline writedata to a region without FI_REMOTE_WRITE",
+		    OP_WRITEDATA, 8, 0, KEY_RO, FI_EACCES);
+	run_refused("read past the end", OP_READ, 4096, SMALL_REGION - 100, KEY_RO,
+		    FI_EINVAL);
+	run_refused("read with an unknown key", OP_READ, 16, 0, KEY_NONE, FI_EACCES);
+	run_refused("read of a region without FI_REMOTE_READ", OP_READ, 16, 0,
+		    KEY_WO, FI_EACCES);
+	/* After all that, the endpoint still works. */
+	run_op(OP_WRITE, sizes[nsizes - 1], seed++);
+	run_op(OP_READ, sizes[nsizes - 1], seed++);
+
+	ctl_write(&done, sizeof(done));
+	printf(PROG ": %" PRIu64 " bytes of RMA data moved\n", data_bytes);
+	free(local);
+}
+
+static int parse_sizes(const char *spec, size_t *sizes, size_t *n)
+{
+	char *copy = strdup(spec), *tok, *save = NULL, *end;
+	unsigned long long v;
+
+	*n = 0;
+	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		v = strtoull(tok, &end, 0);
+		if (*end == 'k')
+			v <<= 10, end++;
+		else if (*end == 'm')
+			v <<= 20, end++;
+		if (*end == '+')
+			v += strtoull(end + 1, &end, 0);
+		if (*end || *n == MAX_SIZES) {
+			free(copy);
+			return -1;
+		}
+		sizes[(*n)++] = (size_t) v;
+	}
+	free(copy);
+	return *n ? 0 : -1;
+}
+
+static void usage(void)
+{
+	fprintf(stderr, "usage: " PROG " [-a] [-p PROV] [-E PORT] [-s SIZES] [SERVER]\n"
+		"  -a        ask for FI_PROGRESS_AUTO\n"
+		"  -p PROV   provider (default mrail)\n"
+		"  -E PORT   control connection port (default 47610)\n"
+		"  -s SIZES  comma-separated sizes, k/m suffixes and +N "
+		"(default 0,1,4k,16330,16k+1,1m+7,8m)\n");
+	exit(2);
+}
+
+int main(int argc, char **argv)
+{
+	const char *prov = "mrail", *spec = "0,1,4k,16330,16k+1,1m+7,8m";
+	size_t sizes[MAX_SIZES], nsizes, i;
+	bool auto_progress = false;
+	unsigned port = 47610;
+	int opt;
+
+	while ((opt = getopt(argc, argv, "ap:E:s:h")) != -1) {
+		switch (opt) {
+		case 'a':
+			auto_progress = true;
+			break;
+		case 'p':
+			prov = optarg;
+			break;
+		case 'E':
+			port = (unsigned) atoi(optarg);
+			break;
+		case 's':
+			spec = optarg;
+			break;
+		default:
+			usage();
+		}
+	}
+	if (parse_sizes(spec, sizes, &nsizes))
+		usage();
+	for (i = 0; i < nsizes; i++)
+		max_size = sizes[i] > max_size ? sizes[i] : max_size;
+	if (max_size < SMALL_REGION)
+		max_size = SMALL_REGION;
+
+	ctl_connect(optind < argc ? argv[optind] : NULL, port);
+	open_objects(prov, auto_progress);
+	swap_addresses();
+	if (optind < argc)
+		run_client(sizes, nsizes);
+	else
+		run_server();
+	close_objects();
+	close(sock);
+	if (failures) {
+		printf(PROG ": %d of %d checks failed\n", failures, checks);
+		return 1;
+	}
+	printf(PROG ": %d checks passed\n", checks);
+	return 0;
+}
