@@ -23,6 +23,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/mrail_check.h"
+
 #include <rdma/fabric.h>
 #include <rdma/fi_cm.h>
 #include <rdma/fi_domain.h>
@@ -36,27 +38,8 @@
 /* How long the helper thread waits before acting on an object. */
 #define LATER_MS 100
 
-static int failures, checks, verbose;
 static const char *volatile step = "start";
 
-static void check(bool ok, const char *what, const char *fmt, ...)
-{
-	char detail[512] = "";
-	va_list ap;
-
-	checks++;
-	if (!ok)
-		failures++;
-	if (ok && !verbose)
-		return;
-	if (fmt) {
-		va_start(ap, fmt);
-		vsnprintf(detail, sizeof(detail), fmt, ap);
-		va_end(ap);
-	}
-	printf("%s: %s%s%s\n", ok ? "ok" : "FAILED", what, *detail ? ": " : "", detail);
-	fflush(stdout);
-}
 
 static void on_watchdog(int sig)
 {
@@ -181,18 +164,18 @@ static int open_cntr(struct fid_domain *domain, enum fi_wait_obj wait_obj,
 
 static void test_cntr_values(struct fid_cntr *cntr)
 {
-	check(fi_cntr_read(cntr) == 0 && fi_cntr_readerr(cntr) == 0,
+	check_what(fi_cntr_read(cntr) == 0 && fi_cntr_readerr(cntr) == 0,
 	      "a new counter reads 0 and 0 errors", NULL);
-	check(fi_cntr_add(cntr, 5) == 0 && fi_cntr_read(cntr) == 5, "add 5: 5", NULL);
-	check(fi_cntr_add(cntr, 3) == 0 && fi_cntr_read(cntr) == 8, "add 3: 8", NULL);
-	check(fi_cntr_set(cntr, 2) == 0 && fi_cntr_read(cntr) == 2, "set 2: 2", NULL);
-	check(fi_cntr_adderr(cntr, 4) == 0 && fi_cntr_readerr(cntr) == 4 &&
+	check_what(fi_cntr_add(cntr, 5) == 0 && fi_cntr_read(cntr) == 5, "add 5: 5", NULL);
+	check_what(fi_cntr_add(cntr, 3) == 0 && fi_cntr_read(cntr) == 8, "add 3: 8", NULL);
+	check_what(fi_cntr_set(cntr, 2) == 0 && fi_cntr_read(cntr) == 2, "set 2: 2", NULL);
+	check_what(fi_cntr_adderr(cntr, 4) == 0 && fi_cntr_readerr(cntr) == 4 &&
 	      fi_cntr_read(cntr) == 2, "adderr 4: 4 errors, count still 2", NULL);
-	check(fi_cntr_seterr(cntr, 1) == 0 && fi_cntr_readerr(cntr) == 1 &&
+	check_what(fi_cntr_seterr(cntr, 1) == 0 && fi_cntr_readerr(cntr) == 1 &&
 	      fi_cntr_read(cntr) == 2, "seterr 1: 1 error, count still 2", NULL);
-	check(fi_cntr_add(cntr, UINT64_MAX - 2) == 0 && fi_cntr_read(cntr) == UINT64_MAX,
+	check_what(fi_cntr_add(cntr, UINT64_MAX - 2) == 0 && fi_cntr_read(cntr) == UINT64_MAX,
 	      "add up to UINT64_MAX", NULL);
-	check(fi_cntr_set(cntr, 2) == 0 && fi_cntr_read(cntr) == 2, "set back to 2",
+	check_what(fi_cntr_set(cntr, 2) == 0 && fi_cntr_read(cntr) == 2, "set back to 2",
 	      NULL);
 }
 
@@ -202,23 +185,23 @@ static void test_cntr_wait(struct fid_cntr *cntr)
 	int64_t start, took;
 	int ret;
 
-	check(fi_cntr_wait(cntr, 2, 0) == 0, "wait for a threshold already met", NULL);
-	check(fi_cntr_wait(cntr, 0, -1) == 0, "wait for threshold 0", NULL);
+	check_what(fi_cntr_wait(cntr, 2, 0) == 0, "wait for a threshold already met", NULL);
+	check_what(fi_cntr_wait(cntr, 0, -1) == 0, "wait for threshold 0", NULL);
 	ret = fi_cntr_wait(cntr, 3, 0);
-	check(ret == -FI_ETIMEDOUT, "wait with timeout 0 below the threshold",
+	check_what(ret == -FI_ETIMEDOUT, "wait with timeout 0 below the threshold",
 	      "returned %d", ret);
 
 	start = now_ns();
 	ret = fi_cntr_wait(cntr, 3, 200);
 	took = now_ns() - start;
-	check(ret == -FI_ETIMEDOUT && took >= 200 * 1000000LL && fi_cntr_read(cntr) == 2,
+	check_what(ret == -FI_ETIMEDOUT && took >= 200 * 1000000LL && fi_cntr_read(cntr) == 2,
 	      "wait times out, not before 200 ms", "returned %d after %lld us", ret,
 	      (long long) took / 1000);
 
 	step = "fi_cntr_wait woken by fi_cntr_add from another thread";
 	later_start(&later, LATER_CNTR_ADD, cntr, 5);
 	ret = fi_cntr_wait(cntr, 7, -1);
-	check(ret == 0 && fi_cntr_read(cntr) == 7 && later_join(&later) == 0,
+	check_what(ret == 0 && fi_cntr_read(cntr) == 7 && later_join(&later) == 0,
 	      "wait(7, infinite) is woken by an add from another thread",
 	      "returned %d, count %llu", ret, (unsigned long long) fi_cntr_read(cntr));
 
@@ -227,17 +210,17 @@ static void test_cntr_wait(struct fid_cntr *cntr)
 	start = now_ns();
 	ret = fi_cntr_wait(cntr, 10, 10000);
 	took = now_ns() - start;
-	check(ret == 0 && fi_cntr_read(cntr) == 10,
+	check_what(ret == 0 && fi_cntr_read(cntr) == 10,
 	      "wait(10) returns only after the third of three adds",
 	      "returned %d after %lld us, count %llu", ret, (long long) took / 1000,
 	      (unsigned long long) fi_cntr_read(cntr));
-	check(later_join(&later) == 0 && took >= 2 * (LATER_MS / 2) * 1000000LL,
+	check_what(later_join(&later) == 0 && took >= 2 * (LATER_MS / 2) * 1000000LL,
 	      "... which came at least 100 ms after the first", NULL);
 
 	step = "fi_cntr_wait woken by an error";
 	later_start(&later, LATER_CNTR_ADDERR, cntr, 1);
 	ret = fi_cntr_wait(cntr, 1000, -1);
-	check(ret == -FI_EAVAIL && later_join(&later) == 0 &&
+	check_what(ret == -FI_EAVAIL && later_join(&later) == 0 &&
 	      fi_cntr_readerr(cntr) == 2 && fi_cntr_read(cntr) == 10,
 	      "a change of the error count ends the wait with -FI_EAVAIL",
 	      "returned %d, errors %llu", ret,
@@ -255,52 +238,52 @@ static void test_cntr_fd(struct fid_fabric *fabric, struct fid_domain *domain)
 	int fd = -1, ret;
 
 	ret = open_cntr(domain, FI_WAIT_FD, &cntr);
-	check(ret == 0, "open a counter with FI_WAIT_FD", "%s", fi_strerror(-ret));
+	check_what(ret == 0, "open a counter with FI_WAIT_FD", "%s", fi_strerror(-ret));
 	if (ret)
 		return;
 	fids[0] = &cntr->fid;
 	ret = fi_control(&cntr->fid, FI_GETWAIT, &fd);
-	check(ret == 0 && fd >= 0, "FI_GETWAIT gives an fd", "returned %d, fd %d", ret,
+	check_what(ret == 0 && fd >= 0, "FI_GETWAIT gives an fd", "returned %d, fd %d", ret,
 	      fd);
-	check(fi_control(&cntr->fid, FI_GETWAITOBJ, &obj) == 0 && obj == FI_WAIT_FD,
+	check_what(fi_control(&cntr->fid, FI_GETWAITOBJ, &obj) == 0 && obj == FI_WAIT_FD,
 	      "FI_GETWAITOBJ says FI_WAIT_FD", NULL);
 	if (fd < 0)
 		goto out;
-	check(!readable(fd) && fi_trywait(fabric, fids, 1) == 0,
+	check_what(!readable(fd) && fi_trywait(fabric, fids, 1) == 0,
 	      "an unchanged counter: fd not readable, fi_trywait 0", NULL);
 	fi_cntr_add(cntr, 1);
-	check(readable(fd) && fi_trywait(fabric, fids, 1) == -FI_EAGAIN,
+	check_what(readable(fd) && fi_trywait(fabric, fids, 1) == -FI_EAGAIN,
 	      "after an add: fd readable, fi_trywait -FI_EAGAIN", NULL);
-	check(fi_cntr_read(cntr) == 1 && !readable(fd) &&
+	check_what(fi_cntr_read(cntr) == 1 && !readable(fd) &&
 	      fi_trywait(fabric, fids, 1) == 0,
 	      "reading the counter drains the fd", NULL);
 	fi_cntr_adderr(cntr, 1);
-	check(readable(fd), "an error makes the fd readable", NULL);
-	check(fi_cntr_readerr(cntr) == 1 && !readable(fd),
+	check_what(readable(fd), "an error makes the fd readable", NULL);
+	check_what(fi_cntr_readerr(cntr) == 1 && !readable(fd),
 	      "reading the error count drains the fd", NULL);
 	fi_cntr_set(cntr, 5);
-	check(readable(fd) && fi_cntr_read(cntr) == 5 && !readable(fd),
+	check_what(readable(fd) && fi_cntr_read(cntr) == 5 && !readable(fd),
 	      "a set makes it readable, a read drains it", NULL);
 
 	step = "poll on a counter's fd until another thread adds";
-	check(fi_trywait(fabric, fids, 1) == 0, "fi_trywait before blocking", NULL);
+	check_what(fi_trywait(fabric, fids, 1) == 0, "fi_trywait before blocking", NULL);
 	later_start(&later, LATER_CNTR_ADD, cntr, 2);
 	pfd.fd = fd;
 	pfd.events = POLLIN;
 	pfd.revents = 0;
 	ret = poll(&pfd, 1, -1);
-	check(ret == 1 && (pfd.revents & POLLIN) && later_join(&later) == 0 &&
+	check_what(ret == 1 && (pfd.revents & POLLIN) && later_join(&later) == 0 &&
 	      fi_cntr_read(cntr) == 7,
 	      "poll(fd) wakes when another thread adds 2", "poll %d", ret);
 
 	step = "fi_cntr_wait on an FI_WAIT_FD counter";
 	later_start(&later, LATER_CNTR_ADD, cntr, 1);
 	ret = fi_cntr_wait(cntr, 8, -1);
-	check(ret == 0 && later_join(&later) == 0 && fi_cntr_read(cntr) == 8,
+	check_what(ret == 0 && later_join(&later) == 0 && fi_cntr_read(cntr) == 8,
 	      "fi_cntr_wait on an FI_WAIT_FD counter", "returned %d", ret);
 	step = "counters";
 out:
-	check(fi_close(&cntr->fid) == 0, "close the FI_WAIT_FD counter", NULL);
+	check_what(fi_close(&cntr->fid) == 0, "close the FI_WAIT_FD counter", NULL);
 }
 
 static void test_cntr_refusals(struct fid_domain *domain)
@@ -311,20 +294,20 @@ static void test_cntr_refusals(struct fid_domain *domain)
 
 	attr.events = (enum fi_cntr_events) 7;
 	ret = fi_cntr_open(domain, &attr, &cntr, NULL);
-	check(ret == -FI_ENOSYS, "counter events other than FI_CNTR_EVENTS_COMP",
+	check_what(ret == -FI_ENOSYS, "counter events other than FI_CNTR_EVENTS_COMP",
 	      "returned %d", ret);
 	attr.events = FI_CNTR_EVENTS_COMP;
 	attr.wait_obj = FI_WAIT_SET;
 	ret = fi_cntr_open(domain, &attr, &cntr, NULL);
-	check(ret == -FI_ENOSYS, "FI_WAIT_SET counters are refused", "returned %d", ret);
+	check_what(ret == -FI_ENOSYS, "FI_WAIT_SET counters are refused", "returned %d", ret);
 	attr.wait_obj = FI_WAIT_MUTEX_COND;
 	ret = fi_cntr_open(domain, &attr, &cntr, NULL);
-	check(ret == -FI_ENOSYS, "FI_WAIT_MUTEX_COND counters are refused", "returned %d",
+	check_what(ret == -FI_ENOSYS, "FI_WAIT_MUTEX_COND counters are refused", "returned %d",
 	      ret);
 	attr.wait_obj = FI_WAIT_NONE;
 	attr.flags = 1;
 	ret = fi_cntr_open(domain, &attr, &cntr, NULL);
-	check(ret == -FI_EINVAL, "counter flags must be 0", "returned %d", ret);
+	check_what(ret == -FI_EINVAL, "counter flags must be 0", "returned %d", ret);
 }
 
 static void test_counters(struct fid_fabric *fabric, struct fid_domain *domain)
@@ -336,39 +319,39 @@ static void test_counters(struct fid_fabric *fabric, struct fid_domain *domain)
 	int64_t start;
 
 	ret = open_cntr(domain, FI_WAIT_UNSPEC, &cntr);
-	check(ret == 0, "open a counter with FI_WAIT_UNSPEC", "%s", fi_strerror(-ret));
+	check_what(ret == 0, "open a counter with FI_WAIT_UNSPEC", "%s", fi_strerror(-ret));
 	if (ret)
 		return;
 	test_cntr_values(cntr);
 	test_cntr_wait(cntr);
-	check(fi_control(&cntr->fid, FI_GETWAIT, &fd) == -FI_ENODATA,
+	check_what(fi_control(&cntr->fid, FI_GETWAIT, &fd) == -FI_ENODATA,
 	      "FI_GETWAIT on FI_WAIT_UNSPEC: -FI_ENODATA", NULL);
-	check(fi_control(&cntr->fid, FI_GETWAITOBJ, &obj) == 0 && obj == FI_WAIT_UNSPEC,
+	check_what(fi_control(&cntr->fid, FI_GETWAITOBJ, &obj) == 0 && obj == FI_WAIT_UNSPEC,
 	      "FI_GETWAITOBJ says FI_WAIT_UNSPEC", NULL);
 	fids[0] = &cntr->fid;
-	check(fi_trywait(fabric, fids, 1) == -FI_EINVAL,
+	check_what(fi_trywait(fabric, fids, 1) == -FI_EINVAL,
 	      "fi_trywait refuses a counter without FI_WAIT_FD", NULL);
 
 	test_cntr_fd(fabric, domain);
 
 	ret = open_cntr(domain, FI_WAIT_NONE, &none);
-	check(ret == 0, "open a counter with FI_WAIT_NONE", "%s", fi_strerror(-ret));
+	check_what(ret == 0, "open a counter with FI_WAIT_NONE", "%s", fi_strerror(-ret));
 	if (!ret) {
-		check(fi_cntr_add(none, 4) == 0 && fi_cntr_read(none) == 4,
+		check_what(fi_cntr_add(none, 4) == 0 && fi_cntr_read(none) == 4,
 		      "FI_WAIT_NONE: add and read", NULL);
 		start = now_ns();
 		ret = fi_cntr_wait(none, 5, 50);
-		check(ret == -FI_ETIMEDOUT && now_ns() - start >= 50 * 1000000LL,
+		check_what(ret == -FI_ETIMEDOUT && now_ns() - start >= 50 * 1000000LL,
 		      "FI_WAIT_NONE: fi_cntr_wait still times out properly",
 		      "returned %d", ret);
 	}
 	test_cntr_refusals(domain);
 
-	check(fi_close(&domain->fid) == -FI_EBUSY,
+	check_what(fi_close(&domain->fid) == -FI_EBUSY,
 	      "the domain refuses to close while counters are open", NULL);
-	check(fi_close(&cntr->fid) == 0, "close the FI_WAIT_UNSPEC counter", NULL);
+	check_what(fi_close(&cntr->fid) == 0, "close the FI_WAIT_UNSPEC counter", NULL);
 	if (none)
-		check(fi_close(&none->fid) == 0, "close the FI_WAIT_NONE counter", NULL);
+		check_what(fi_close(&none->fid) == 0, "close the FI_WAIT_NONE counter", NULL);
 }
 
 /* ---- completion queues ---- */
@@ -432,50 +415,50 @@ static void test_cq_unspec(struct fid_fabric *fabric, struct fid_domain *domain)
 	int fd = -1;
 
 	ret = fi_cq_open(domain, &attr, &cq, NULL);
-	check(ret == 0, "open a CQ with FI_WAIT_UNSPEC", "%s", fi_strerror((int) -ret));
+	check_what(ret == 0, "open a CQ with FI_WAIT_UNSPEC", "%s", fi_strerror((int) -ret));
 	if (ret)
 		return;
-	check(fi_cq_read(cq, &comp, 1) == -FI_EAGAIN &&
+	check_what(fi_cq_read(cq, &comp, 1) == -FI_EAGAIN &&
 	      fi_cq_readerr(cq, &err, 0) == -FI_EAGAIN,
 	      "an empty CQ: read and readerr -FI_EAGAIN", NULL);
 	ret = fi_cq_sread(cq, &comp, 1, NULL, 0);
-	check(ret == -FI_EAGAIN, "sread with timeout 0 on an empty CQ", "returned %zd",
+	check_what(ret == -FI_EAGAIN, "sread with timeout 0 on an empty CQ", "returned %zd",
 	      ret);
 	start = now_ns();
 	ret = fi_cq_sread(cq, &comp, 1, NULL, 150);
 	took = now_ns() - start;
-	check(ret == -FI_EAGAIN && took >= 150 * 1000000LL,
+	check_what(ret == -FI_EAGAIN && took >= 150 * 1000000LL,
 	      "sread times out with -FI_EAGAIN, not before 150 ms",
 	      "returned %zd after %lld us", ret, (long long) took / 1000);
 
 	step = "fi_cq_sread(infinite) woken by fi_cq_signal from another thread";
 	later_start(&later, LATER_CQ_SIGNAL, cq, 0);
 	ret = fi_cq_sread(cq, &comp, 1, NULL, -1);
-	check(ret == -FI_EAGAIN && later_join(&later) == 0,
+	check_what(ret == -FI_EAGAIN && later_join(&later) == 0,
 	      "fi_cq_signal from another thread wakes sread(infinite): -FI_EAGAIN",
 	      "returned %zd", ret);
 
 	step = "fi_cq_sread after an earlier fi_cq_signal";
-	check(fi_cq_signal(cq) == 0, "signal with no reader waiting", NULL);
+	check_what(fi_cq_signal(cq) == 0, "signal with no reader waiting", NULL);
 	ret = fi_cq_sread(cq, &comp, 1, NULL, -1);
-	check(ret == -FI_EAGAIN, "the pending signal ends the next sread", "returned %zd",
+	check_what(ret == -FI_EAGAIN, "the pending signal ends the next sread", "returned %zd",
 	      ret);
 	start = now_ns();
 	ret = fi_cq_sread(cq, &comp, 1, NULL, 100);
 	took = now_ns() - start;
-	check(ret == -FI_EAGAIN && took >= 100 * 1000000LL,
+	check_what(ret == -FI_EAGAIN && took >= 100 * 1000000LL,
 	      "one signal ends one sread: the next one waits its timeout",
 	      "returned %zd after %lld us", ret, (long long) took / 1000);
 	step = "cq";
 
-	check(fi_control(&cq->fid, FI_GETWAIT, &fd) == -FI_ENODATA,
+	check_what(fi_control(&cq->fid, FI_GETWAIT, &fd) == -FI_ENODATA,
 	      "FI_GETWAIT on FI_WAIT_UNSPEC: -FI_ENODATA", NULL);
-	check(fi_control(&cq->fid, FI_GETWAITOBJ, &obj) == 0 && obj == FI_WAIT_UNSPEC,
+	check_what(fi_control(&cq->fid, FI_GETWAITOBJ, &obj) == 0 && obj == FI_WAIT_UNSPEC,
 	      "FI_GETWAITOBJ says FI_WAIT_UNSPEC", NULL);
 	fids[0] = &cq->fid;
-	check(fi_trywait(fabric, fids, 1) == -FI_EINVAL,
+	check_what(fi_trywait(fabric, fids, 1) == -FI_EINVAL,
 	      "fi_trywait refuses a CQ without FI_WAIT_FD", NULL);
-	check(fi_close(&cq->fid) == 0, "close the FI_WAIT_UNSPEC CQ", NULL);
+	check_what(fi_close(&cq->fid) == 0, "close the FI_WAIT_UNSPEC CQ", NULL);
 }
 
 static void test_cq_refusals(struct fid_domain *domain)
@@ -486,19 +469,19 @@ static void test_cq_refusals(struct fid_domain *domain)
 
 	attr.wait_obj = FI_WAIT_SET;
 	ret = fi_cq_open(domain, &attr, &cq, NULL);
-	check(ret == -FI_ENOSYS, "FI_WAIT_SET CQs are refused", "returned %d", ret);
+	check_what(ret == -FI_ENOSYS, "FI_WAIT_SET CQs are refused", "returned %d", ret);
 	attr.wait_obj = FI_WAIT_MUTEX_COND;
 	ret = fi_cq_open(domain, &attr, &cq, NULL);
-	check(ret == -FI_ENOSYS, "FI_WAIT_MUTEX_COND CQs are refused", "returned %d",
+	check_what(ret == -FI_ENOSYS, "FI_WAIT_MUTEX_COND CQs are refused", "returned %d",
 	      ret);
 	attr.wait_obj = FI_WAIT_UNSPEC;
 	attr.wait_cond = (enum fi_cq_wait_cond) 9;
 	ret = fi_cq_open(domain, &attr, &cq, NULL);
-	check(ret == -FI_EINVAL, "an unknown wait condition is refused", "returned %d",
+	check_what(ret == -FI_EINVAL, "an unknown wait condition is refused", "returned %d",
 	      ret);
 	attr.wait_cond = FI_CQ_COND_THRESHOLD;
 	ret = fi_cq_open(domain, &attr, &cq, NULL);
-	check(ret == 0, "FI_CQ_COND_THRESHOLD is accepted (as a hint)", "returned %d",
+	check_what(ret == 0, "FI_CQ_COND_THRESHOLD is accepted (as a hint)", "returned %d",
 	      ret);
 	if (!ret)
 		fi_close(&cq->fid);
@@ -513,24 +496,24 @@ static void test_cq_fd_signal(struct fid_fabric *fabric, struct fid_cq *cq, int 
 	struct later later;
 	ssize_t ret;
 
-	check(!readable(fd) && fi_trywait(fabric, fids, 1) == 0,
+	check_what(!readable(fd) && fi_trywait(fabric, fids, 1) == 0,
 	      "an empty FD CQ: fd not readable, fi_trywait 0", NULL);
 	fi_cq_signal(cq);
-	check(readable(fd), "fi_cq_signal makes the fd readable", NULL);
+	check_what(readable(fd), "fi_cq_signal makes the fd readable", NULL);
 	ret = fi_cq_sread(cq, &comp, 1, NULL, -1);
-	check(ret == -FI_EAGAIN && !readable(fd),
+	check_what(ret == -FI_EAGAIN && !readable(fd),
 	      "sread consumes the signal, -FI_EAGAIN, and drains the fd",
 	      "returned %zd", ret);
 
 	step = "poll on a CQ's fd until another thread signals";
 	later_start(&later, LATER_CQ_SIGNAL, cq, 0);
 	ret = poll(&pfd, 1, -1);
-	check(ret == 1 && (pfd.revents & POLLIN) && later_join(&later) == 0,
+	check_what(ret == 1 && (pfd.revents & POLLIN) && later_join(&later) == 0,
 	      "poll(fd) wakes on fi_cq_signal from another thread", "poll %zd", ret);
-	check(fi_cq_read(cq, &comp, 1) == -FI_EAGAIN && !readable(fd),
+	check_what(fi_cq_read(cq, &comp, 1) == -FI_EAGAIN && !readable(fd),
 	      "a read that finds the CQ empty drains the fd", NULL);
 	ret = fi_cq_sread(cq, &comp, 1, NULL, -1);
-	check(ret == -FI_EAGAIN, "the signal is still there for the next sread",
+	check_what(ret == -FI_EAGAIN, "the signal is still there for the next sread",
 	      "returned %zd", ret);
 	step = "cq";
 }
@@ -569,26 +552,26 @@ static void test_cq_completions(struct fid_fabric *fabric, struct fid_domain *do
 	ssize_t ret;
 
 	ret = fi_cq_open(domain, &attr, &cq_rx, NULL);
-	check(ret == 0, "open the receive CQ", "%s", fi_strerror((int) -ret));
+	check_what(ret == 0, "open the receive CQ", "%s", fi_strerror((int) -ret));
 	if (ret)
 		return;
 	ret = self_ep_open(domain, info, cq_tx, cq_rx, &s);
-	check(ret == 0, "an endpoint that can send to itself", "%s",
+	check_what(ret == 0, "an endpoint that can send to itself", "%s",
 	      fi_strerror((int) -ret));
 	if (ret)
 		goto out;
-	check(fi_trywait(fabric, fids, 1) == -FI_EAGAIN,
+	check_what(fi_trywait(fabric, fids, 1) == -FI_EAGAIN,
 	      "fi_trywait: -FI_EAGAIN while an endpoint needs progress", NULL);
 
 	step = "a message to ourselves";
 	memset(rbuf, 0, sizeof(rbuf));
 	ret = fi_recv(s.ep, rbuf, sizeof(rbuf), NULL, FI_ADDR_UNSPEC, &ctx_rx);
-	check(ret == 0, "post a receive", "%zd", ret);
+	check_what(ret == 0, "post a receive", "%zd", ret);
 	ret = self_send(&s, cq_rx, payload, sizeof(payload), &ctx_tx, &rx, &got_rx);
-	check(ret == 0, "send to ourselves", "%zd", ret);
+	check_what(ret == 0, "send to ourselves", "%zd", ret);
 	if (!got_rx)
 		ret = fi_cq_sread(cq_rx, &rx, 1, NULL, -1);
-	check((got_rx || ret == 1) && rx.op_context == &ctx_rx &&
+	check_what((got_rx || ret == 1) && rx.op_context == &ctx_rx &&
 	      rx.len == sizeof(payload) &&
 	      (rx.flags & (FI_RECV | FI_MSG)) == (FI_RECV | FI_MSG) &&
 	      !memcmp(rbuf, payload, sizeof(payload)),
@@ -596,15 +579,15 @@ static void test_cq_completions(struct fid_fabric *fabric, struct fid_domain *do
 	      "returned %zd, len %zu", ret, rx.len);
 
 	step = "the FD CQ turning readable with a transmit completion";
-	check(wait_readable(cq_rx, fd),
+	check_what(wait_readable(cq_rx, fd),
 	      "the transmit completion makes the FD CQ readable", NULL);
-	check(fi_trywait(fabric, fids, 1) == -FI_EAGAIN,
+	check_what(fi_trywait(fabric, fids, 1) == -FI_EAGAIN,
 	      "fi_trywait: -FI_EAGAIN with a completion queued", NULL);
 	ret = fi_cq_read(cq_tx, &tx, 1);
-	check(ret == 1 && tx.op_context == &ctx_tx &&
+	check_what(ret == 1 && tx.op_context == &ctx_tx &&
 	      (tx.flags & (FI_SEND | FI_MSG)) == (FI_SEND | FI_MSG),
 	      "read the transmit completion", "returned %zd", ret);
-	check(!readable(fd), "reading the last completion drains the fd", NULL);
+	check_what(!readable(fd), "reading the last completion drains the fd", NULL);
 
 	step = "sread with a timeout, completions arriving";
 	got_rx = false;
@@ -613,11 +596,11 @@ static void test_cq_completions(struct fid_fabric *fabric, struct fid_domain *do
 	self_send(&s, cq_rx, payload, 10, &ctx_tx, &rx, &got_rx);
 	if (!got_rx)
 		ret = fi_cq_sread(cq_rx, &rx, 1, NULL, 30000);
-	check((got_rx || ret == 1) && rx.len == 10 && !memcmp(rbuf, payload, 10) &&
+	check_what((got_rx || ret == 1) && rx.len == 10 && !memcmp(rbuf, payload, 10) &&
 	      rbuf[10] == 0,
 	      "sread(30 s) returns a 10-byte receive", "returned %zd", ret);
 	ret = fi_cq_sread(cq_tx, &tx, 1, NULL, -1);
-	check(ret == 1 && tx.op_context == &ctx_tx, "sread on the FD CQ", "returned %zd",
+	check_what(ret == 1 && tx.op_context == &ctx_tx, "sread on the FD CQ", "returned %zd",
 	      ret);
 
 	step = "a truncated receive: sread -FI_EAVAIL";
@@ -625,27 +608,27 @@ static void test_cq_completions(struct fid_fabric *fabric, struct fid_domain *do
 	fi_recv(s.ep, small, sizeof(small), NULL, FI_ADDR_UNSPEC, &ctx_small);
 	self_send(&s, cq_rx, payload, 16, &ctx_tx, &rx, &got_rx);
 	ret = fi_cq_sread(cq_rx, &rx, 1, NULL, -1);
-	check(!got_rx && ret == -FI_EAVAIL,
+	check_what(!got_rx && ret == -FI_EAVAIL,
 	      "an error completion: sread returns -FI_EAVAIL", "returned %zd", ret);
 	ret = fi_cq_readerr(cq_rx, &err, 0);
-	check(ret == 1 && err.err == FI_ETRUNC && err.op_context == &ctx_small &&
+	check_what(ret == 1 && err.err == FI_ETRUNC && err.op_context == &ctx_small &&
 	      err.olen == 12 && !memcmp(small, payload, 4),
 	      "readerr: FI_ETRUNC, 12 bytes over, the first 4 delivered",
 	      "returned %zd, err %d, olen %zu", ret, err.err, err.olen);
-	check(fi_cq_read(cq_rx, &rx, 1) == -FI_EAGAIN, "nothing after the error", NULL);
+	check_what(fi_cq_read(cq_rx, &rx, 1) == -FI_EAGAIN, "nothing after the error", NULL);
 	ret = fi_cq_sread(cq_tx, &tx, 1, NULL, -1);
-	check(ret == 1 && tx.op_context == &ctx_tx, "its send completed", "returned %zd",
+	check_what(ret == 1 && tx.op_context == &ctx_tx, "its send completed", "returned %zd",
 	      ret);
 	step = "cq";
 
-	check(fi_close(&cq_rx->fid) == -FI_EBUSY,
+	check_what(fi_close(&cq_rx->fid) == -FI_EBUSY,
 	      "a CQ refuses to close while an endpoint uses it", NULL);
 out:
 	if (s.ep)
-		check(fi_close(&s.ep->fid) == 0, "close the endpoint", NULL);
+		check_what(fi_close(&s.ep->fid) == 0, "close the endpoint", NULL);
 	if (s.av)
 		fi_close(&s.av->fid);
-	check(fi_close(&cq_rx->fid) == 0, "close the receive CQ", NULL);
+	check_what(fi_close(&cq_rx->fid) == 0, "close the receive CQ", NULL);
 }
 
 static void test_cq(struct fid_fabric *fabric, struct fid_domain *domain,
@@ -660,19 +643,19 @@ static void test_cq(struct fid_fabric *fabric, struct fid_domain *domain,
 	test_cq_refusals(domain);
 
 	ret = fi_cq_open(domain, &attr, &cq, NULL);
-	check(ret == 0, "open a CQ with FI_WAIT_FD", "%s", fi_strerror(-ret));
+	check_what(ret == 0, "open a CQ with FI_WAIT_FD", "%s", fi_strerror(-ret));
 	if (ret)
 		return;
 	ret = fi_control(&cq->fid, FI_GETWAIT, &fd);
-	check(ret == 0 && fd >= 0, "FI_GETWAIT gives an fd", "returned %d, fd %d", ret,
+	check_what(ret == 0 && fd >= 0, "FI_GETWAIT gives an fd", "returned %d, fd %d", ret,
 	      fd);
-	check(fi_control(&cq->fid, FI_GETWAITOBJ, &obj) == 0 && obj == FI_WAIT_FD,
+	check_what(fi_control(&cq->fid, FI_GETWAITOBJ, &obj) == 0 && obj == FI_WAIT_FD,
 	      "FI_GETWAITOBJ says FI_WAIT_FD", NULL);
 	if (fd >= 0) {
 		test_cq_fd_signal(fabric, cq, fd);
 		test_cq_completions(fabric, domain, info, cq, fd);
 	}
-	check(fi_close(&cq->fid) == 0, "close the FD CQ", NULL);
+	check_what(fi_close(&cq->fid) == 0, "close the FD CQ", NULL);
 }
 
 /* ---- event queues ---- */
@@ -700,41 +683,41 @@ static void test_eq_events(struct fid_eq *eq)
 	size_t i;
 
 	ret = fi_eq_write(eq, FI_NOTIFY, &in, sizeof(in), 0);
-	check(ret == sizeof(in), "write an event", "returned %zd", ret);
+	check_what(ret == sizeof(in), "write an event", "returned %zd", ret);
 	memset(&out, 0, sizeof(out));
 	ret = fi_eq_read(eq, &event, &out, sizeof(out), FI_PEEK);
-	check(ret == sizeof(in) && event == FI_NOTIFY && !memcmp(&out, &in, sizeof(in)),
+	check_what(ret == sizeof(in) && event == FI_NOTIFY && !memcmp(&out, &in, sizeof(in)),
 	      "FI_PEEK reads it, byte for byte", "returned %zd, event %u", ret, event);
 	memset(&out, 0, sizeof(out));
 	event = 0;
 	ret = fi_eq_read(eq, &event, &out, sizeof(out), 0);
-	check(ret == sizeof(in) && event == FI_NOTIFY && !memcmp(&out, &in, sizeof(in)),
+	check_what(ret == sizeof(in) && event == FI_NOTIFY && !memcmp(&out, &in, sizeof(in)),
 	      "... and leaves it for the next read", "returned %zd", ret);
-	check(fi_eq_read(eq, &event, &out, sizeof(out), 0) == -FI_EAGAIN,
+	check_what(fi_eq_read(eq, &event, &out, sizeof(out), 0) == -FI_EAGAIN,
 	      "a read consumes it", NULL);
 
 	for (i = 0; i < 3; i++) {
 		fill(sent[i], lens[i], (uint8_t) (i * 31 + 1));
 		ret = fi_eq_write(eq, (uint32_t) (11 + i), sent[i], lens[i], 0);
-		check(ret == (ssize_t) lens[i], "write events of 8, 24 and 100 bytes",
+		check_what(ret == (ssize_t) lens[i], "write events of 8, 24 and 100 bytes",
 		      "event %zu returned %zd", i, ret);
 	}
 	for (i = 0; i < 3; i++) {
 		if (i == 2) {
 			ret = fi_eq_read(eq, &event, got, 99, 0);
-			check(ret == -FI_ETOOSMALL,
+			check_what(ret == -FI_ETOOSMALL,
 			      "a buffer 1 byte short: -FI_ETOOSMALL", "returned %zd",
 			      ret);
 		}
 		memset(got, 0, sizeof(got));
 		event = 0;
 		ret = fi_eq_read(eq, &event, got, sizeof(got), 0);
-		check(ret == (ssize_t) lens[i] && event == 11 + i &&
+		check_what(ret == (ssize_t) lens[i] && event == 11 + i &&
 		      !memcmp(got, sent[i], lens[i]) && got[lens[i]] == 0,
 		      "events come back in order, exact length and bytes",
 		      "event %zu: returned %zd, event %u", i, ret, event);
 	}
-	check(fi_eq_read(eq, &event, got, sizeof(got), 0) == -FI_EAGAIN,
+	check_what(fi_eq_read(eq, &event, got, sizeof(got), 0) == -FI_EAGAIN,
 	      "then it is empty", NULL);
 }
 
@@ -752,27 +735,27 @@ static void test_eq_limits(struct fid_eq *eq, size_t size)
 		if (ret != sizeof(in))
 			break;
 	}
-	check(i == size, "fill the EQ to its size", "%zu of %zu written", i, size);
+	check_what(i == size, "fill the EQ to its size", "%zu of %zu written", i, size);
 	ret = fi_eq_write(eq, FI_NOTIFY, &in, sizeof(in), 0);
-	check(ret == -FI_EAGAIN, "one more: -FI_EAGAIN", "returned %zd", ret);
+	check_what(ret == -FI_EAGAIN, "one more: -FI_EAGAIN", "returned %zd", ret);
 	ret = fi_eq_read(eq, &event, &in, sizeof(in), 0);
-	check(ret == sizeof(in) && in.data == 0, "read the oldest", "returned %zd", ret);
+	check_what(ret == sizeof(in) && in.data == 0, "read the oldest", "returned %zd", ret);
 	ret = fi_eq_write(eq, FI_NOTIFY, &in, sizeof(in), 0);
-	check(ret == sizeof(in), "then there is room for one", "returned %zd", ret);
+	check_what(ret == sizeof(in), "then there is room for one", "returned %zd", ret);
 	for (i = 1; i <= size; i++) {
 		ret = fi_eq_read(eq, &event, &in, sizeof(in), 0);
 		if (ret != sizeof(in) || in.data != (i < size ? i : 0))
 			break;
 	}
-	check(i == size + 1, "read back in order", "stopped at %zu", i);
+	check_what(i == size + 1, "read back in order", "stopped at %zu", i);
 
-	check(fi_eq_write(eq, FI_NOTIFY, &in, sizeof(in), 1) == -FI_EBADFLAGS,
+	check_what(fi_eq_write(eq, FI_NOTIFY, &in, sizeof(in), 1) == -FI_EBADFLAGS,
 	      "write refuses flags", NULL);
-	check(fi_eq_read(eq, &event, &in, sizeof(in), FI_PEEK << 1) == -FI_EBADFLAGS,
+	check_what(fi_eq_read(eq, &event, &in, sizeof(in), FI_PEEK << 1) == -FI_EBADFLAGS,
 	      "read refuses flags other than FI_PEEK", NULL);
-	check(fi_eq_write(eq, FI_NOTIFY, big, sizeof(big), 0) == -FI_EINVAL,
+	check_what(fi_eq_write(eq, FI_NOTIFY, big, sizeof(big), 0) == -FI_EINVAL,
 	      "an event over 4096 bytes is refused", NULL);
-	check(fi_eq_write(eq, FI_NOTIFY, big, 4096, 0) == 4096 &&
+	check_what(fi_eq_write(eq, FI_NOTIFY, big, 4096, 0) == 4096 &&
 	      fi_eq_read(eq, &event, big, 4096, 0) == 4096, "a 4096-byte event", NULL);
 }
 
@@ -785,12 +768,12 @@ static void test_eq_sread(struct fid_eq *eq)
 	ssize_t ret;
 
 	ret = fi_eq_sread(eq, &event, &out, sizeof(out), 0, 0);
-	check(ret == -FI_EAGAIN, "sread with timeout 0 on an empty EQ", "returned %zd",
+	check_what(ret == -FI_EAGAIN, "sread with timeout 0 on an empty EQ", "returned %zd",
 	      ret);
 	start = now_ns();
 	ret = fi_eq_sread(eq, &event, &out, sizeof(out), 150, 0);
 	took = now_ns() - start;
-	check(ret == -FI_EAGAIN && took >= 150 * 1000000LL,
+	check_what(ret == -FI_EAGAIN && took >= 150 * 1000000LL,
 	      "sread times out with -FI_EAGAIN, not before 150 ms",
 	      "returned %zd after %lld us", ret, (long long) took / 1000);
 
@@ -798,13 +781,13 @@ static void test_eq_sread(struct fid_eq *eq)
 	later.entry.fid = &eq->fid;
 	later_start(&later, LATER_EQ_WRITE, eq, 0);
 	ret = fi_eq_sread(eq, &event, &out, sizeof(out), -1, FI_PEEK);
-	check(ret == sizeof(out) && later_join(&later) == sizeof(out) &&
+	check_what(ret == sizeof(out) && later_join(&later) == sizeof(out) &&
 	      event == FI_NOTIFY && !memcmp(&out, &later.entry, sizeof(out)),
 	      "sread(infinite, FI_PEEK) returns an event written by another thread",
 	      "returned %zd", ret);
 	memset(&out, 0, sizeof(out));
 	ret = fi_eq_sread(eq, &event, &out, sizeof(out), -1, 0);
-	check(ret == sizeof(out) && out.data == 7 &&
+	check_what(ret == sizeof(out) && out.data == 7 &&
 	      fi_eq_read(eq, &event, &out, sizeof(out), 0) == -FI_EAGAIN,
 	      "the peeked event is read once more, then gone", "returned %zd", ret);
 	step = "eq";
@@ -822,22 +805,22 @@ static void test_eq_fd(struct fid_fabric *fabric)
 	int fd = -1, ret;
 
 	ret = fi_eq_open(fabric, &attr, &eq, NULL);
-	check(ret == 0, "open an EQ with FI_WAIT_FD", "%s", fi_strerror(-ret));
+	check_what(ret == 0, "open an EQ with FI_WAIT_FD", "%s", fi_strerror(-ret));
 	if (ret)
 		return;
 	fids[0] = &eq->fid;
 	ret = fi_control(&eq->fid, FI_GETWAIT, &fd);
-	check(ret == 0 && fd >= 0, "FI_GETWAIT gives an fd", "returned %d", ret);
+	check_what(ret == 0 && fd >= 0, "FI_GETWAIT gives an fd", "returned %d", ret);
 	if (fd < 0)
 		goto out;
-	check(!readable(fd) && fi_trywait(fabric, fids, 1) == 0,
+	check_what(!readable(fd) && fi_trywait(fabric, fids, 1) == 0,
 	      "an empty EQ: fd not readable, fi_trywait 0", NULL);
 	fi_eq_write(eq, FI_NOTIFY, &entry, sizeof(entry), 0);
-	check(readable(fd) && fi_trywait(fabric, fids, 1) == -FI_EAGAIN,
+	check_what(readable(fd) && fi_trywait(fabric, fids, 1) == -FI_EAGAIN,
 	      "an event: fd readable, fi_trywait -FI_EAGAIN", NULL);
-	check(fi_eq_read(eq, &event, &entry, sizeof(entry), FI_PEEK) == sizeof(entry) &&
+	check_what(fi_eq_read(eq, &event, &entry, sizeof(entry), FI_PEEK) == sizeof(entry) &&
 	      readable(fd), "a peek leaves it readable", NULL);
-	check(fi_eq_read(eq, &event, &entry, sizeof(entry), 0) == sizeof(entry) &&
+	check_what(fi_eq_read(eq, &event, &entry, sizeof(entry), 0) == sizeof(entry) &&
 	      !readable(fd) && fi_trywait(fabric, fids, 1) == 0,
 	      "reading the last event drains the fd", NULL);
 
@@ -846,12 +829,12 @@ static void test_eq_fd(struct fid_fabric *fabric)
 	later_start(&later, LATER_EQ_WRITE, eq, 0);
 	pfd.fd = fd;
 	ret = poll(&pfd, 1, -1);
-	check(ret == 1 && (pfd.revents & POLLIN) && later_join(&later) == sizeof(entry) &&
+	check_what(ret == 1 && (pfd.revents & POLLIN) && later_join(&later) == sizeof(entry) &&
 	      fi_eq_read(eq, &event, &entry, sizeof(entry), 0) == sizeof(entry) &&
 	      entry.data == 3, "poll(fd) wakes on a write from another thread", NULL);
 	step = "eq";
 out:
-	check(fi_close(&eq->fid) == 0, "close the FD EQ", NULL);
+	check_what(fi_close(&eq->fid) == 0, "close the FD EQ", NULL);
 }
 
 static void test_eq(struct fid_fabric *fabric)
@@ -870,38 +853,38 @@ static void test_eq(struct fid_fabric *fabric)
 	int fd = -1, ret;
 
 	ret = fi_eq_open(fabric, &attr, &eq, NULL);
-	check(ret == 0, "open an EQ (FI_WRITE, size 4, FI_WAIT_UNSPEC)", "%s",
+	check_what(ret == 0, "open an EQ (FI_WRITE, size 4, FI_WAIT_UNSPEC)", "%s",
 	      fi_strerror(-ret));
 	if (ret)
 		return;
-	check(fi_eq_read(eq, &event, &entry, sizeof(entry), 0) == -FI_EAGAIN &&
+	check_what(fi_eq_read(eq, &event, &entry, sizeof(entry), 0) == -FI_EAGAIN &&
 	      fi_eq_readerr(eq, &err, 0) == -FI_EAGAIN,
 	      "an empty EQ: read and readerr -FI_EAGAIN", NULL);
 	test_eq_events(eq);
 	test_eq_limits(eq, 4);
 	test_eq_sread(eq);
-	check(!strcmp(fi_eq_strerror(eq, FI_ETRUNC, NULL, text, sizeof(text)),
+	check_what(!strcmp(fi_eq_strerror(eq, FI_ETRUNC, NULL, text, sizeof(text)),
 	      fi_strerror(FI_ETRUNC)) && !strcmp(text, fi_strerror(FI_ETRUNC)),
 	      "fi_eq_strerror", "%s", text);
-	check(fi_control(&eq->fid, FI_GETWAIT, &fd) == -FI_ENODATA,
+	check_what(fi_control(&eq->fid, FI_GETWAIT, &fd) == -FI_ENODATA,
 	      "FI_GETWAIT on FI_WAIT_UNSPEC: -FI_ENODATA", NULL);
-	check(fi_control(&eq->fid, FI_GETWAITOBJ, &obj) == 0 && obj == FI_WAIT_UNSPEC,
+	check_what(fi_control(&eq->fid, FI_GETWAITOBJ, &obj) == 0 && obj == FI_WAIT_UNSPEC,
 	      "FI_GETWAITOBJ says FI_WAIT_UNSPEC", NULL);
-	check(fi_close(&eq->fid) == 0, "close the EQ", NULL);
+	check_what(fi_close(&eq->fid) == 0, "close the EQ", NULL);
 
 	attr.flags = 0;
 	ret = fi_eq_open(fabric, &attr, &ro, NULL);
-	check(ret == 0 &&
+	check_what(ret == 0 &&
 	      fi_eq_write(ro, FI_NOTIFY, &entry, sizeof(entry), 0) == -FI_EINVAL,
 	      "without FI_WRITE, fi_eq_write is refused", NULL);
 	if (!ret)
 		fi_close(&ro->fid);
 	attr.wait_obj = FI_WAIT_SET;
-	check(fi_eq_open(fabric, &attr, &ro, NULL) == -FI_ENOSYS,
+	check_what(fi_eq_open(fabric, &attr, &ro, NULL) == -FI_ENOSYS,
 	      "FI_WAIT_SET EQs are refused", NULL);
 	attr.wait_obj = FI_WAIT_NONE;
 	attr.flags = FI_SEND;
-	check(fi_eq_open(fabric, &attr, &ro, NULL) == -FI_EINVAL,
+	check_what(fi_eq_open(fabric, &attr, &ro, NULL) == -FI_EINVAL,
 	      "EQ flags other than FI_WRITE, FI_AFFINITY are refused", NULL);
 
 	test_eq_fd(fabric);
@@ -926,75 +909,75 @@ static void test_mr_reg(struct fid_domain *domain)
 	ret = fi_mr_reg(domain, region[0], sizeof(region[0]),
 			FI_REMOTE_READ | FI_REMOTE_WRITE, 0, 0x1001, 0, &mr0,
 			(void *) 0x3001);
-	check(ret == 0, "fi_mr_reg with key 0x1001", "%s", fi_strerror(-ret));
+	check_what(ret == 0, "fi_mr_reg with key 0x1001", "%s", fi_strerror(-ret));
 	if (ret)
 		return;
-	check(fi_mr_key(mr0) == 0x1001 && fi_mr_desc(mr0) != NULL &&
+	check_what(fi_mr_key(mr0) == 0x1001 && fi_mr_desc(mr0) != NULL &&
 	      mr0->fid.fclass == FI_CLASS_MR && mr0->fid.context == (void *) 0x3001,
 	      "its key, descriptor, class and context", "key %#llx",
 	      (unsigned long long) fi_mr_key(mr0));
 
 	ret = fi_mr_reg(domain, region[1], 64, FI_REMOTE_READ, 0, 0x1001, 0, &dup, NULL);
-	check(ret == -FI_ENOKEY && dup == (void *) 0x1,
+	check_what(ret == -FI_ENOKEY && dup == (void *) 0x1,
 	      "the same key again: -FI_ENOKEY, nothing returned", "returned %d", ret);
 
 	ret = fi_mr_regv(domain, &iov, 1, FI_READ | FI_WRITE, 0, 0x1002, 0, &mr1, NULL);
-	check(ret == 0 && fi_mr_key(mr1) == 0x1002 && fi_mr_desc(mr1) != fi_mr_desc(mr0),
+	check_what(ret == 0 && fi_mr_key(mr1) == 0x1002 && fi_mr_desc(mr1) != fi_mr_desc(mr0),
 	      "fi_mr_regv with one IO vector", "returned %d", ret);
 	ret = fi_mr_regv(domain, &iov, 2, FI_READ, 0, 0x2002, 0, &dup, NULL);
-	check(ret == -FI_EINVAL, "fi_mr_regv with two IO vectors is refused", "%d", ret);
+	check_what(ret == -FI_EINVAL, "fi_mr_regv with two IO vectors is refused", "%d", ret);
 	ret = fi_mr_regv(domain, &iov, 0, FI_READ, 0, 0x2002, 0, &dup, NULL);
-	check(ret == -FI_EINVAL, "fi_mr_regv with none is refused", "%d", ret);
+	check_what(ret == -FI_EINVAL, "fi_mr_regv with none is refused", "%d", ret);
 
 	iov.iov_base = region[2];
 	ret = fi_mr_regattr(domain, &attr, 0, &mr2);
-	check(ret == 0 && fi_mr_key(mr2) == 0x1003 && mr2->fid.context == (void *) 0x3003,
+	check_what(ret == 0 && fi_mr_key(mr2) == 0x1003 && mr2->fid.context == (void *) 0x3003,
 	      "fi_mr_regattr: key and context from the attributes", "returned %d", ret);
 	attr.requested_key = 0x2003;
 	attr.iface = FI_HMEM_CUDA;
 	ret = fi_mr_regattr(domain, &attr, 0, &dup);
-	check(ret == -FI_ENOSYS, "device memory is refused", "returned %d", ret);
+	check_what(ret == -FI_ENOSYS, "device memory is refused", "returned %d", ret);
 	attr.iface = FI_HMEM_SYSTEM;
 	attr.auth_key_size = 4;
 	ret = fi_mr_regattr(domain, &attr, 0, &dup);
-	check(ret == -FI_EINVAL, "an authorization key is refused", "returned %d", ret);
+	check_what(ret == -FI_EINVAL, "an authorization key is refused", "returned %d", ret);
 
-	check(fi_mr_reg(domain, region[3], 0, FI_READ, 0, 0x2004, 0, &dup, NULL) ==
+	check_what(fi_mr_reg(domain, region[3], 0, FI_READ, 0, 0x2004, 0, &dup, NULL) ==
 	      -FI_EINVAL,
 	      "length 0 is refused", NULL);
-	check(fi_mr_reg(domain, region[3], 64, FI_READ, 1, 0x2004, 0, &dup, NULL) ==
+	check_what(fi_mr_reg(domain, region[3], 64, FI_READ, 1, 0x2004, 0, &dup, NULL) ==
 	      -FI_EINVAL,
 	      "a nonzero offset is refused", NULL);
-	check(fi_mr_reg(domain, region[3], 64, FI_READ | FI_COLLECTIVE, 0, 0x2004, 0,
+	check_what(fi_mr_reg(domain, region[3], 64, FI_READ | FI_COLLECTIVE, 0, 0x2004, 0,
 			&dup, NULL) == -FI_EINVAL,
 	      "access bits beyond the six are refused", NULL);
-	check(fi_mr_reg(domain, region[3], 64, FI_READ, 0, 0x2004, FI_RMA_PMEM, &dup,
+	check_what(fi_mr_reg(domain, region[3], 64, FI_READ, 0, 0x2004, FI_RMA_PMEM, &dup,
 			NULL) == -FI_EBADFLAGS, "unknown flags are refused", NULL);
-	check(fi_mr_reg(domain, region[3], 64, FI_READ, 0, FI_KEY_NOTAVAIL, 0, &dup,
+	check_what(fi_mr_reg(domain, region[3], 64, FI_READ, 0, FI_KEY_NOTAVAIL, 0, &dup,
 			NULL) == -FI_EKEYREJECTED,
 	      "key FI_KEY_NOTAVAIL is refused", NULL);
-	check(dup == (void *) 0x1, "no refused registration returned an MR", NULL);
+	check_what(dup == (void *) 0x1, "no refused registration returned an MR", NULL);
 
-	check(fi_mr_enable(mr0) == 0, "fi_mr_enable: nothing to do, 0", NULL);
+	check_what(fi_mr_enable(mr0) == 0, "fi_mr_enable: nothing to do, 0", NULL);
 	iov.iov_base = region[0] + 100;
 	iov.iov_len = 200;
-	check(fi_mr_refresh(mr0, &iov, 1, 0) == 0, "fi_mr_refresh inside the region",
+	check_what(fi_mr_refresh(mr0, &iov, 1, 0) == 0, "fi_mr_refresh inside the region",
 	      NULL);
 	iov.iov_len = sizeof(region[0]);
-	check(fi_mr_refresh(mr0, &iov, 1, 0) == -FI_EINVAL,
+	check_what(fi_mr_refresh(mr0, &iov, 1, 0) == -FI_EINVAL,
 	      "fi_mr_refresh past its end is refused", NULL);
-	check(fi_mr_bind(mr0, &domain->fid, 0) == -FI_EINVAL,
+	check_what(fi_mr_bind(mr0, &domain->fid, 0) == -FI_EINVAL,
 	      "fi_mr_bind: regions bind to nothing with mr_mode 0", NULL);
 
-	check(fi_close(&domain->fid) == -FI_EBUSY,
+	check_what(fi_close(&domain->fid) == -FI_EBUSY,
 	      "the domain refuses to close while MRs are open", NULL);
-	check(fi_close(&mr0->fid) == 0, "close the first MR", NULL);
+	check_what(fi_close(&mr0->fid) == 0, "close the first MR", NULL);
 	mr0 = NULL;
 	ret = fi_mr_reg(domain, region[3], 64, FI_REMOTE_WRITE, 0, 0x1001, 0, &mr0, NULL);
-	check(ret == 0 && fi_mr_key(mr0) == 0x1001, "its key is free again", "%d", ret);
+	check_what(ret == 0 && fi_mr_key(mr0) == 0x1001, "its key is free again", "%d", ret);
 	if (mr0)
 		fi_close(&mr0->fid);
-	check(fi_close(&mr1->fid) == 0 && fi_close(&mr2->fid) == 0, "close the others",
+	check_what(fi_close(&mr1->fid) == 0 && fi_close(&mr2->fid) == 0, "close the others",
 	      NULL);
 }
 
@@ -1014,18 +997,18 @@ static void test_mr_many(struct fid_domain *domain)
 		ok += ret == 0;
 		keys_ok += ret == 0 && fi_mr_key(mrs[i]) == key;
 	}
-	check(ok == MR_MANY && keys_ok == MR_MANY,
+	check_what(ok == MR_MANY && keys_ok == MR_MANY,
 	      "64 regions, overlapping, keys 0, 1, 2^63, UINT64_MAX - 1 and 60 more",
 	      "%zu registered, %zu with their key", ok, keys_ok);
 	if (!open_cntr(domain, FI_WAIT_NONE, &cntr)) {
-		check(mrs[4] && fi_mr_bind(mrs[4], &cntr->fid, FI_REMOTE_WRITE) ==
+		check_what(mrs[4] && fi_mr_bind(mrs[4], &cntr->fid, FI_REMOTE_WRITE) ==
 					-FI_ENOSYS,
 		      "fi_mr_bind to a counter: -FI_ENOSYS (no RMA events)", NULL);
 		fi_close(&cntr->fid);
 	}
 	for (i = 0, ok = 0; i < MR_MANY; i++)
 		ok += mrs[i] && fi_close(&mrs[i]->fid) == 0;
-	check(ok == MR_MANY, "close them all", "%zu closed", ok);
+	check_what(ok == MR_MANY, "close them all", "%zu closed", ok);
 }
 
 /* A second domain whose registrations complete on an EQ (FI_REG_MR). */
@@ -1045,39 +1028,39 @@ static void test_mr_async(struct fid_fabric *fabric, struct fi_info *info,
 	    (ret = fi_eq_open(fabric, &attr, &eq, NULL)) ||
 	    (ret = fi_eq_open(fabric, &attr, &eq2, NULL)) ||
 	    (ret = fi_control(&eq->fid, FI_GETWAIT, &fd))) {
-		check(false, "a second domain and two EQs", "%s", fi_strerror(-ret));
+		check_what(false, "a second domain and two EQs", "%s", fi_strerror(-ret));
 		goto out;
 	}
 	ret = fi_domain_bind(domain2, &eq->fid, FI_REG_MR);
-	check(ret == 0, "bind an EQ to the domain with FI_REG_MR", "%d", ret);
-	check(fi_domain_bind(domain2, &eq2->fid, 0) == -FI_EINVAL,
+	check_what(ret == 0, "bind an EQ to the domain with FI_REG_MR", "%d", ret);
+	check_what(fi_domain_bind(domain2, &eq2->fid, 0) == -FI_EINVAL,
 	      "a second EQ is refused", NULL);
-	check(fi_close(&eq->fid) == -FI_EBUSY, "the bound EQ refuses to close", NULL);
+	check_what(fi_close(&eq->fid) == -FI_EBUSY, "the bound EQ refuses to close", NULL);
 
 	ret = fi_mr_reg(domain2, region[0], 256, FI_REMOTE_READ, 0, 0x1001, 0, &mr,
 			(void *) 0x4001);
-	check(ret == 0 && readable(fd), "register: 0, and the EQ's fd turns readable",
+	check_what(ret == 0 && readable(fd), "register: 0, and the EQ's fd turns readable",
 	      "returned %d", ret);
 	n = fi_eq_read(eq, &event, &entry, sizeof(entry), 0);
-	check(n == sizeof(entry) && event == FI_MR_COMPLETE && mr &&
+	check_what(n == sizeof(entry) && event == FI_MR_COMPLETE && mr &&
 	      entry.fid == &mr->fid && entry.context == (void *) 0x4001,
 	      "FI_MR_COMPLETE names the MR and its context", "returned %zd, event %u", n,
 	      event);
 	ret = fi_mr_reg(domain, region[1], 256, FI_REMOTE_READ, 0, 0x1001, 0, &mr_d1,
 			NULL);
-	check(ret == 0, "keys are per domain: 0x1001 in the first domain too", "%d", ret);
+	check_what(ret == 0, "keys are per domain: 0x1001 in the first domain too", "%d", ret);
 	ret = fi_mr_reg(domain2, region[1], 256, FI_REMOTE_READ, 0, 0x1001, 0, &dup,
 			NULL);
-	check(ret == -FI_ENOKEY &&
+	check_what(ret == -FI_ENOKEY &&
 	      fi_eq_read(eq, &event, &entry, sizeof(entry), 0) == -FI_EAGAIN,
 	      "a refused registration reports no event", "returned %d", ret);
 	if (mr_d1)
 		fi_close(&mr_d1->fid);
 	if (mr)
-		check(fi_close(&mr->fid) == 0, "close the MR", NULL);
-	check(fi_close(&domain2->fid) == 0, "close the second domain", NULL);
+		check_what(fi_close(&mr->fid) == 0, "close the MR", NULL);
+	check_what(fi_close(&domain2->fid) == 0, "close the second domain", NULL);
 	domain2 = NULL;
-	check(fi_close(&eq->fid) == 0, "then its EQ closes", NULL);
+	check_what(fi_close(&eq->fid) == 0, "then its EQ closes", NULL);
 	eq = NULL;
 out:
 	if (domain2)
@@ -1117,28 +1100,28 @@ static void test_trywait(struct fid_fabric *fabric, struct fid_domain *domain)
 	if ((ret = open_cntr(domain, FI_WAIT_FD, &cntr)) ||
 	    (ret = fi_cq_open(domain, &cq_attr, &cq, NULL)) ||
 	    (ret = fi_eq_open(fabric, &eq_attr, &eq, NULL))) {
-		check(false, "open an FD counter, CQ and EQ", "%s", fi_strerror(-ret));
+		check_what(false, "open an FD counter, CQ and EQ", "%s", fi_strerror(-ret));
 		goto out;
 	}
 	fids[0] = &cntr->fid;
 	fids[1] = &cq->fid;
 	fids[2] = &eq->fid;
-	check(fi_trywait(fabric, fids, 3) == 0, "three quiet objects: 0", NULL);
-	check(fi_trywait(fabric, fids, 0) == 0, "no objects: 0", NULL);
+	check_what(fi_trywait(fabric, fids, 3) == 0, "three quiet objects: 0", NULL);
+	check_what(fi_trywait(fabric, fids, 0) == 0, "no objects: 0", NULL);
 	fi_eq_write(eq, FI_NOTIFY, &entry, sizeof(entry), 0);
-	check(fi_trywait(fabric, fids, 3) == -FI_EAGAIN,
+	check_what(fi_trywait(fabric, fids, 3) == -FI_EAGAIN,
 	      "an event on the last: -FI_EAGAIN", NULL);
 	fi_eq_read(eq, &event, &entry, sizeof(entry), 0);
 	fi_cntr_add(cntr, 1);
-	check(fi_trywait(fabric, fids, 3) == -FI_EAGAIN, "a counter change: -FI_EAGAIN",
+	check_what(fi_trywait(fabric, fids, 3) == -FI_EAGAIN, "a counter change: -FI_EAGAIN",
 	      NULL);
 	fi_cntr_read(cntr);
-	check(fi_trywait(fabric, fids, 3) == 0, "all seen: 0 again", NULL);
+	check_what(fi_trywait(fabric, fids, 3) == 0, "all seen: 0 again", NULL);
 	fi_cq_signal(cq);
 	fi_cq_read(cq, &comp, 1);
-	check(fi_trywait(fabric, fids, 3) == 0, "a signal does not queue anything", NULL);
+	check_what(fi_trywait(fabric, fids, 3) == 0, "a signal does not queue anything", NULL);
 	fids[1] = &domain->fid;
-	check(fi_trywait(fabric, fids, 3) == -FI_EINVAL, "a domain is no wait object",
+	check_what(fi_trywait(fabric, fids, 3) == -FI_EINVAL, "a domain is no wait object",
 	      NULL);
 out:
 	if (cntr)
@@ -1163,7 +1146,7 @@ int main(int argc, char **argv)
 			which = optarg;
 			break;
 		case 'v':
-			verbose = 1;
+			check_verbose = true;
 			break;
 		default:
 			fprintf(stderr,
@@ -1184,15 +1167,15 @@ int main(int argc, char **argv)
 	hints->fabric_attr->prov_name = strdup(FI_MRAIL_PROV_NAME);
 	ret = fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, &info);
 	fi_freeinfo(hints);
-	check(ret == 0, "fi_getinfo(mrail)", "%s", ret ? fi_strerror(-ret) : "");
+	check_what(ret == 0, "fi_getinfo(mrail)", "%s", ret ? fi_strerror(-ret) : "");
 	if (ret)
 		goto out;
 	ret = fi_fabric(info->fabric_attr, &fabric, NULL);
-	check(ret == 0, "fi_fabric", "%s", ret ? fi_strerror(-ret) : "");
+	check_what(ret == 0, "fi_fabric", "%s", ret ? fi_strerror(-ret) : "");
 	if (ret)
 		goto out;
 	ret = fi_domain(fabric, info, &domain, NULL);
-	check(ret == 0, "fi_domain", "%s", ret ? fi_strerror(-ret) : "");
+	check_what(ret == 0, "fi_domain", "%s", ret ? fi_strerror(-ret) : "");
 	if (ret)
 		goto out;
 
@@ -1219,10 +1202,10 @@ int main(int argc, char **argv)
 	step = "close";
 out:
 	if (domain)
-		check(fi_close(&domain->fid) == 0, "close the domain", NULL);
+		check_what(fi_close(&domain->fid) == 0, "close the domain", NULL);
 	if (fabric)
-		check(fi_close(&fabric->fid) == 0, "close the fabric", NULL);
+		check_what(fi_close(&fabric->fid) == 0, "close the fabric", NULL);
 	fi_freeinfo(info);
-	printf("fi_mrail_objs: %d of %d checks passed\n", checks - failures, checks);
-	return failures ? 1 : 0;
+	printf("fi_mrail_objs: %d of %d checks passed\n", check_count - check_failures, check_count);
+	return check_failures ? 1 : 0;
 }

@@ -39,6 +39,7 @@
 #include <rdma/fi_tagged.h>
 
 #include "common/mrail_bench.h"
+#include "common/mrail_check.h"
 
 #define OF_PROG			"fi_mrail_opflags"
 #define OF_DEFAULT_PORT		47596
@@ -48,30 +49,12 @@
 #define WATCH_MS		400
 #define SERVER_SLEEP_MS		1000
 
-static unsigned checks, failures;
 /* -R: a rail's own send completion may wait for the peer (udp;ofi_rxd
  * acknowledges at its level), so the control is reported, not checked. */
 static bool peer_paced_rails;
 /* -t: everything runs on a thread this program starts, not on main. */
 static bool on_thread;
 
-static void check(bool ok, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static void check(bool ok, const char *fmt, ...)
-{
-	va_list ap;
-
-	checks++;
-	if (ok)
-		return;
-	failures++;
-	printf("FAILED: ");
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-}
 
 static void sleep_ms(unsigned ms)
 {
@@ -444,6 +427,6 @@ int main(int argc, char **argv)
 	}
 	if (run.ret)
 		return 1;
-	printf("%s: %u of %u checks passed\n", OF_PROG, checks - failures, checks);
-	return failures ? 1 : 0;
+	printf("%s: %u of %u checks passed\n", OF_PROG, check_count - check_failures, check_count);
+	return check_failures ? 1 : 0;
 }

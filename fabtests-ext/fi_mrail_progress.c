@@ -40,6 +40,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/mrail_check.h"
+
 #include <rdma/fabric.h>
 #include <rdma/fi_cm.h>
 #include <rdma/fi_domain.h>
@@ -67,32 +69,13 @@
 
 enum test_set { SET_COUNTERS, SET_AUTO, SET_MANUAL };
 
-static int failures, checks, verbose;
 
-static void check(bool ok, const char *what, const char *fmt, ...)
-{
-	char detail[512] = "";
-	va_list ap;
-
-	checks++;
-	if (!ok)
-		failures++;
-	if (ok && !verbose)
-		return;
-	if (fmt) {
-		va_start(ap, fmt);
-		vsnprintf(detail, sizeof(detail), fmt, ap);
-		va_end(ap);
-	}
-	printf("%s: %s%s%s\n", ok ? "ok" : "FAILED", what, *detail ? ": " : "", detail);
-	fflush(stdout);
-}
 
 static void __attribute__((noreturn)) die(const char *what, int ret)
 {
 	printf("FAILED: %s: %s\n", what, ret < 0 ? fi_strerror(-ret) : strerror(ret));
-	printf("fi_mrail_progress: %d of %d checks passed\n", checks - failures,
-	       checks + 1);
+	printf("fi_mrail_progress: %d of %d checks passed\n", check_count - check_failures,
+	       check_count + 1);
 	exit(1);
 }
 
@@ -235,14 +218,14 @@ static void open_session(struct session *s, const char *prov)
 	fi_freeinfo(hints);
 	if (ret)
 		die("fi_getinfo", ret);
-	check(s->info->domain_attr->data_progress ==
+	check_what(s->info->domain_attr->data_progress ==
 	      (s->auto_progress ? FI_PROGRESS_AUTO : FI_PROGRESS_MANUAL) &&
 	      s->info->domain_attr->control_progress ==
 	      (s->auto_progress ? FI_PROGRESS_AUTO : FI_PROGRESS_MANUAL),
 	      "fi_getinfo offers the progress asked for (manual by default)",
 	      "data %d control %d", s->info->domain_attr->data_progress,
 	      s->info->domain_attr->control_progress);
-	check(s->info->domain_attr->cntr_cnt > 0, "fi_getinfo offers counters",
+	check_what(s->info->domain_attr->cntr_cnt > 0, "fi_getinfo offers counters",
 	      "cntr_cnt %zu", s->info->domain_attr->cntr_cnt);
 
 	if ((ret = fi_fabric(s->info->fabric_attr, &s->fabric, NULL)) ||
@@ -256,7 +239,7 @@ static void open_session(struct session *s, const char *prov)
 	    (ret = fi_endpoint(s->domain, s->info, &s->ep, NULL)))
 		die("open the fabric, domain, AV, CQs, counters and endpoint", ret);
 
-	check(fi_ep_bind(s->ep, &s->send_cntr->fid, FI_TAGGED) == -FI_EBADFLAGS &&
+	check_what(fi_ep_bind(s->ep, &s->send_cntr->fid, FI_TAGGED) == -FI_EBADFLAGS &&
 	      fi_ep_bind(s->ep, &s->send_cntr->fid, 0) == -FI_EBADFLAGS,
 	      "a counter bound with flags other than FI_SEND... is refused", NULL);
 	if ((ret = fi_ep_bind(s->ep, &s->av->fid, 0)) ||
@@ -271,7 +254,7 @@ static void open_session(struct session *s, const char *prov)
 			      FI_REMOTE_READ | FI_REMOTE_WRITE)) ||
 	    (ret = fi_enable(s->ep)))
 		die("bind and enable the endpoint", ret);
-	check(fi_close(&s->send_cntr->fid) == -FI_EBUSY,
+	check_what(fi_close(&s->send_cntr->fid) == -FI_EBUSY,
 	      "a counter bound to an endpoint does not close", NULL);
 
 	ret = fi_getname(&s->ep->fid, name, &len);
@@ -303,7 +286,7 @@ static void close_session(struct session *s)
 	for (i = 0; i < sizeof(fids) / sizeof(fids[0]); i++) {
 		ret = fi_close(fids[i]);
 		if (ret)
-			check(false, "fi_close", "object %zu: %s", i, fi_strerror(-ret));
+			check_what(false, "fi_close", "object %zu: %s", i, fi_strerror(-ret));
 	}
 	fi_freeinfo(s->info);
 }
@@ -461,38 +444,38 @@ static void counters_server(struct session *s)
 			     0, cancel_buf);
 	if (ret)
 		die("fi_trecv", ret);
-	check(fi_cancel(&s->ep->fid, cancel_buf) == 0, "fi_cancel of a posted receive",
+	check_what(fi_cancel(&s->ep->fid, cancel_buf) == 0, "fi_cancel of a posted receive",
 	      NULL);
-	check(fi_cntr_readerr(s->recv_cntr) == 1 && fi_cntr_read(s->recv_cntr) == 0,
+	check_what(fi_cntr_readerr(s->recv_cntr) == 1 && fi_cntr_read(s->recv_cntr) == 0,
 	      "the cancelled receive counts as one error", "value %llu err %llu",
 	      (unsigned long long) fi_cntr_read(s->recv_cntr),
 	      (unsigned long long) fi_cntr_readerr(s->recv_cntr));
 	oob_sync();	/* receives posted */
 
-	check(wait_counts(s->recv_cntr, N_EAGER + 1 + N_RDV, 3),
+	check_what(wait_counts(s->recv_cntr, N_EAGER + 1 + N_RDV, 3),
 	      "the receive counter reaches its counts", NULL);
 	/* Anything extra (a fragment counted) would have arrived by now. */
 	oob_sync();	/* the client's sends are complete */
 	drain_cq(s->rx_cq, &cq);
 	value = fi_cntr_read(s->recv_cntr);
 	err = fi_cntr_readerr(s->recv_cntr);
-	check(value == N_EAGER + 1 + N_RDV && err == 3,
+	check_what(value == N_EAGER + 1 + N_RDV && err == 3,
 	      "receive counter: every receive counted once, errors in readerr",
 	      "value %llu (want %d), err %llu (want 3: 2 truncations, 1 cancel)",
 	      (unsigned long long) value, N_EAGER + 1 + N_RDV,
 	      (unsigned long long) err);
-	check(cq.ok == N_EAGER + 1 + N_RDV && cq.trunc == 2 && cq.trunc_olen_ok == 2 &&
+	check_what(cq.ok == N_EAGER + 1 + N_RDV && cq.trunc == 2 && cq.trunc_olen_ok == 2 &&
 	      cq.canceled == 1 && !cq.other_err,
 	      "receive CQ: one entry per receive, truncations with olen, the cancel",
 	      "ok %zu trunc %zu (olen right %zu) canceled %zu other errors %zu",
 	      cq.ok, cq.trunc, cq.trunc_olen_ok, cq.canceled, cq.other_err);
-	check(fi_cntr_read(s->send_cntr) == 0 && fi_cntr_readerr(s->send_cntr) == 0,
+	check_what(fi_cntr_read(s->send_cntr) == 0 && fi_cntr_readerr(s->send_cntr) == 0,
 	      "the send counter (bound for FI_RECV, then moved) counted nothing", NULL);
-	check(fi_cntr_read(s->rma_cntr) == 0 && fi_cntr_readerr(s->rma_cntr) == 0,
+	check_what(fi_cntr_read(s->rma_cntr) == 0 && fi_cntr_readerr(s->rma_cntr) == 0,
 	      "the RMA counter counted nothing", NULL);
 	for (i = 0; i < SRV_RECVS; i++) {
 		bad = mismatch(bufs[i], lens[i], i);
-		check(bad < 0, "received data, byte for byte", "message %zu: byte %ld",
+		check_what(bad < 0, "received data, byte for byte", "message %zu: byte %ld",
 		      i, bad);
 		free(bufs[i]);
 	}
@@ -526,23 +509,23 @@ static void counters_client(struct session *s)
 		else
 			post_send(s, bufs[i], lens[i], bufs[i], FI_COMPLETION, false);
 	}
-	check(wait_counts(s->send_cntr, SRV_RECVS, 0),
+	check_what(wait_counts(s->send_cntr, SRV_RECVS, 0),
 	      "the send counter reaches its count", NULL);
 	oob_sync();
 	drain_cq(s->tx_cq, &cq);
 	value = fi_cntr_read(s->send_cntr);
 	err = fi_cntr_readerr(s->send_cntr);
-	check(value == SRV_RECVS && err == 0,
+	check_what(value == SRV_RECVS && err == 0,
 	      "send counter: every send counted once (inject and unreported ones "
 	      "too, rendezvous stripes not)", "value %llu (want %d), err %llu",
 	      (unsigned long long) value, SRV_RECVS, (unsigned long long) err);
-	check(cq.ok == N_RDV + 2 && !cq.trunc && !cq.canceled && !cq.other_err,
+	check_what(cq.ok == N_RDV + 2 && !cq.trunc && !cq.canceled && !cq.other_err,
 	      "transmit CQ: only the sends with FI_COMPLETION",
 	      "ok %zu (want %d), errors %zu", cq.ok, N_RDV + 2,
 	      cq.trunc + cq.canceled + cq.other_err);
-	check(fi_cntr_read(s->recv_cntr) == 0 && fi_cntr_readerr(s->recv_cntr) == 0,
+	check_what(fi_cntr_read(s->recv_cntr) == 0 && fi_cntr_readerr(s->recv_cntr) == 0,
 	      "the receive counter of the sender counted nothing", NULL);
-	check(fi_cntr_read(s->rma_cntr) == 0 && fi_cntr_readerr(s->rma_cntr) == 0,
+	check_what(fi_cntr_read(s->rma_cntr) == 0 && fi_cntr_readerr(s->rma_cntr) == 0,
 	      "the RMA counter counted nothing", NULL);
 	for (i = 0; i < SRV_RECVS; i++)
 		free(bufs[i]);
@@ -582,7 +565,7 @@ static void idle_check(struct session *s)
 	ret = fi_cntr_wait(s->send_cntr, value + 1, IDLE_MS);
 	cpu = mono_ns(CLOCK_PROCESS_CPUTIME_ID) - cpu0;
 	wall = mono_ns(CLOCK_MONOTONIC) - wall0;
-	check(ret == -FI_ETIMEDOUT, "an idle fi_cntr_wait times out", "%s",
+	check_what(ret == -FI_ETIMEDOUT, "an idle fi_cntr_wait times out", "%s",
 	      fi_strerror(-ret));
 	printf("fi_mrail_progress: idle %s: %.1f ms of CPU in %.0f ms (%.2f%%)\n",
 	       s->auto_progress ? "with FI_PROGRESS_AUTO" : "with manual progress",
@@ -590,7 +573,7 @@ static void idle_check(struct session *s)
 	/* Manual progress naps between progress rounds of a blocking call,
 	 * by design: shown, not judged. */
 	if (s->auto_progress)
-		check(cpu * 100 < wall * IDLE_CPU_PERCENT,
+		check_what(cpu * 100 < wall * IDLE_CPU_PERCENT,
 		      "an idle process does not spin", "%.1f ms of CPU in %.0f ms",
 		      cpu / 1e6, wall / 1e6);
 }
@@ -609,7 +592,7 @@ static void sread_round(struct session *s)
 	/* Round one's entries: exactly one per receive. */
 	while ((n = fi_cq_read(s->rx_cq, entries, 16)) > 0)
 		got += (size_t) n;
-	check(got == AUTO_MSGS && n == -FI_EAGAIN, "receive CQ: one entry per receive",
+	check_what(got == AUTO_MSGS && n == -FI_EAGAIN, "receive CQ: one entry per receive",
 	      "%zu entries (want %d), then %s", got, AUTO_MSGS, fi_strerror((int) -n));
 	for (i = 0; i < SREAD_MSGS; i++) {
 		bufs[i] = make_buf(auto_len(i + 2), 100 + i, false);
@@ -627,11 +610,11 @@ static void sread_round(struct session *s)
 		else if (n != -FI_EAGAIN)
 			break;
 	}
-	check(got == SREAD_MSGS, "every receive completes while the server sleeps "
+	check_what(got == SREAD_MSGS, "every receive completes while the server sleeps "
 	      "in fi_cq_sread", "%zu of %d", got, SREAD_MSGS);
 	for (i = 0; i < SREAD_MSGS; i++) {
 		bad = mismatch(bufs[i], auto_len(i + 2), 100 + i);
-		check(bad < 0, "received data, byte for byte", "message %zu: byte %ld",
+		check_what(bad < 0, "received data, byte for byte", "message %zu: byte %ld",
 		      100 + i, bad);
 		free(bufs[i]);
 	}
@@ -656,13 +639,13 @@ static void auto_server(struct session *s)
 	/* Nothing but the wait: the progress thread must deliver. */
 	ret = fi_cntr_wait(s->recv_cntr, AUTO_MSGS, WAIT_MS);
 	value = fi_cntr_read(s->recv_cntr);
-	check(ret == 0 && value == AUTO_MSGS,
+	check_what(ret == 0 && value == AUTO_MSGS,
 	      "every receive completes while the server only waits in fi_cntr_wait",
 	      "wait: %s, value %llu (want %d)", fi_strerror(-ret),
 	      (unsigned long long) value, AUTO_MSGS);
 	for (i = 0; i < AUTO_MSGS; i++) {
 		bad = mismatch(bufs[i], auto_len(i), i);
-		check(bad < 0, "received data, byte for byte", "message %zu: byte %ld",
+		check_what(bad < 0, "received data, byte for byte", "message %zu: byte %ld",
 		      i, bad);
 		free(bufs[i]);
 	}
@@ -697,18 +680,18 @@ static void auto_client(struct session *s)
 		/* In auto mode a read does not progress: it shows what the
 		 * thread counted while the application slept. */
 		value = fi_cntr_read(s->send_cntr);
-		check(readable && value == AUTO_MSGS,
+		check_what(readable && value == AUTO_MSGS,
 		      "the sends completed while the client slept (counter fd "
 		      "readable, every send counted)", "fd %s, value %llu (want %d)",
 		      readable ? "readable" : "not readable",
 		      (unsigned long long) value, AUTO_MSGS);
 	} else {
-		check(!readable, "manual progress: nothing completed while the "
+		check_what(!readable, "manual progress: nothing completed while the "
 		      "client slept (counter fd not readable)", NULL);
 	}
 	ret = fi_cntr_wait(s->send_cntr, AUTO_MSGS, WAIT_MS);
 	value = fi_cntr_read(s->send_cntr);
-	check(ret == 0 && value == AUTO_MSGS && fi_cntr_readerr(s->send_cntr) == 0,
+	check_what(ret == 0 && value == AUTO_MSGS && fi_cntr_readerr(s->send_cntr) == 0,
 	      "send counter: every send counted once", "wait: %s, value %llu",
 	      fi_strerror(-ret), (unsigned long long) value);
 	for (i = 0; i < AUTO_MSGS; i++)
@@ -722,7 +705,7 @@ static void auto_client(struct session *s)
 		post_send(s, bufs[i], auto_len(i + 2), bufs[i], FI_COMPLETION, false);
 	ret = fi_cntr_wait(s->send_cntr, AUTO_MSGS + SREAD_MSGS, WAIT_MS);
 	value = fi_cntr_read(s->send_cntr);
-	check(ret == 0 && value == AUTO_MSGS + SREAD_MSGS,
+	check_what(ret == 0 && value == AUTO_MSGS + SREAD_MSGS,
 	      "send counter: round two counted", "wait: %s, value %llu",
 	      fi_strerror(-ret), (unsigned long long) value);
 	for (i = 0; i < SREAD_MSGS; i++)
@@ -758,7 +741,7 @@ int main(int argc, char **argv)
 			port = atoi(optarg);
 			break;
 		case 'v':
-			verbose = 1;
+			check_verbose = true;
 			break;
 		default:
 			goto usage;
@@ -781,8 +764,8 @@ int main(int argc, char **argv)
 	}
 	close_session(&s);
 	close(oob_fd);
-	printf("fi_mrail_progress: %d of %d checks passed\n", checks - failures, checks);
-	return failures ? 1 : 0;
+	printf("fi_mrail_progress: %d of %d checks passed\n", check_count - check_failures, check_count);
+	return check_failures ? 1 : 0;
 usage:
 	fprintf(stderr, "usage: %s [-t counters|auto|manual] [-p PROV] [-E PORT] [-v] "
 		"[SERVER]\n", argv[0]);

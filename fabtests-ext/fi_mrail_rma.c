@@ -40,6 +40,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/mrail_check.h"
+
 #include <rdma/fabric.h>
 #include <rdma/fi_cm.h>
 #include <rdma/fi_domain.h>
@@ -59,26 +61,7 @@
 #define MAX_SIZES 16
 #define WAIT_S 120
 
-static int failures, checks;
 
-static void check(bool ok, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static void check(bool ok, const char *fmt, ...)
-{
-	va_list ap;
-
-	checks++;
-	if (ok)
-		return;
-	failures++;
-	printf("FAILED: ");
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-	fflush(stdout);
-}
 
 static void die(const char *what, int ret)
 {
@@ -425,7 +408,7 @@ static void run_server(void)
 		} else {
 			server_check(&c);
 		}
-		status = failures;
+		status = check_failures;
 		ctl_write(&status, sizeof(status));
 	}
 	check(first_mismatch(ro, sizeof(ro), 77, 0) == sizeof(ro),
@@ -962,10 +945,10 @@ int main(int argc, char **argv)
 		run_server();
 	close_objects();
 	close(sock);
-	if (failures) {
-		printf(PROG ": %d of %d checks failed\n", failures, checks);
+	if (check_failures) {
+		printf(PROG ": %d of %d checks failed\n", check_failures, check_count);
 		return 1;
 	}
-	printf(PROG ": %d checks passed\n", checks);
+	printf(PROG ": %d checks passed\n", check_count);
 	return 0;
 }

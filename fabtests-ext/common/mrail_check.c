@@ -1,0 +1,50 @@
+/*
+ * mrail_check: counted checks for the functional tests (see mrail_check.h).
+ */
+#include "mrail_check.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+
+int check_count;
+int check_failures;
+bool check_verbose;
+
+static bool check_count_one(bool ok)
+{
+	check_count++;
+	if (!ok)
+		check_failures++;
+	return !ok || check_verbose;
+}
+
+void check(bool ok, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!check_count_one(ok))
+		return;
+	printf("%s: ", ok ? "ok" : "FAILED");
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	fflush(stdout);
+}
+
+void check_what(bool ok, const char *what, const char *fmt, ...)
+{
+	char detail[512] = "";
+	va_list ap;
+
+	if (!check_count_one(ok))
+		return;
+	if (fmt) {
+		va_start(ap, fmt);
+		vsnprintf(detail, sizeof(detail), fmt, ap);
+		va_end(ap);
+	}
+	printf("%s: %s%s%s\n", ok ? "ok" : "FAILED", what, *detail ? ": " : "",
+	       detail);
+	fflush(stdout);
+}
