@@ -19,7 +19,7 @@
  * completion per operation with its context and flags, the initiator's
  * FI_WRITE/FI_READ counters and their error counts, the target's remote
  * counters, and exactly one remote CQ data entry per writedata. Prints
- * "N checks passed" or the failed checks; exits 0 only if all passed.
+ * "N of N checks passed" or the failed checks; exits 0 only if all passed.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -949,6 +949,6 @@ int main(int argc, char **argv)
 		printf(PROG ": %d of %d checks failed\n", check_failures, check_count);
 		return 1;
 	}
-	printf(PROG ": %d checks passed\n", check_count);
+	printf(PROG ": %d of %d checks passed\n", check_count, check_count);
 	return 0;
 }

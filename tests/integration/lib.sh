@@ -107,8 +107,8 @@ elapsed() {
 # $MRAIL_BUILD, $MRAIL_PRELOAD preloaded, FI_LOG_LEVEL=warn and
 # FI_MRAIL_RAILS=RAILS (empty: discovery). NAME passes when both exit 0 and
 # both print "<prog>: N of N checks passed"; it fails with the exit codes and
-# the lines that say why. Both outputs stay in $PAIR_LOGS/{server,client}
-# until the next call.
+# the lines that say why (and returns 1). Both outputs stay in
+# $PAIR_LOGS/{server,client} until the next call.
 PAIR_LOGS=
 run_pair() {
 	local name=$1 limit=$2 rails=$3 prog=$4 tool srv cli ok
@@ -136,5 +136,6 @@ run_pair() {
 		fail "$name" "server exit $srv, client exit $cli (limit $limit s): $(grep -hE \
 			'FAIL|checks|rror|sanitizer|signal' "$PAIR_LOGS/server" \
 			"$PAIR_LOGS/client" | head -8)"
+		return 1
 	fi
 }

@@ -17,54 +17,32 @@ here=$(cd "$(dirname "$0")" && pwd)
 
 require_root
 build=${MRAIL_BUILD:?set MRAIL_BUILD to a built tree}
-testbed=$here/../../ci/testbed
 rma_test=$build/fabtests-ext/fi_mrail_rma
 port=47610
-logs=$(mktemp -d)
 
 testbed_cleanup_on_exit
 
 # Bytes received plus sent on interface mr<K> of host 1.
 rail_bytes() { # rail
-	"$testbed" exec 1 cat /sys/class/net/mr"$1"/statistics/rx_bytes \
+	"$TESTBED" exec 1 cat /sys/class/net/mr"$1"/statistics/rx_bytes \
 		/sys/class/net/mr"$1"/statistics/tx_bytes | awk '{ s += $1 } END { print s }'
 }
 
 # pair NAME RAILS RAIL_COUNT [SECONDS [OPTIONS]]: target on h1, initiator
-# on h2, both given OPTIONS.
+# on h2, both given OPTIONS; then the per-rail byte check.
 pair() {
-	local name=$1 rails=$2 count=$3 limit=${4:-180} opts=${5:-} srv cli r data min
-	local run=(env FI_PROVIDER_PATH="$build/.libs" LD_PRELOAD="${MRAIL_PRELOAD:-}"
-		   FI_LOG_LEVEL=warn ${rails:+FI_MRAIL_RAILS="$rails"})
+	local name=$1 rails=$2 count=$3 limit=${4:-180} opts=${5:-} r data min
 	local -a before after moved
 
 	for ((r = 0; r < count; r++)); do
 		before[r]=$(rail_bytes "$r")
 	done
-	timeout "$limit" "$testbed" exec 1 "${run[@]}" "$rma_test" ${opts:+"$opts"} -E $port \
-		>"$logs/server" 2>&1 &
-	srv=$!
-	sleep 0.5
-	timeout "$limit" "$testbed" exec 2 "${run[@]}" "$rma_test" ${opts:+"$opts"} -E $port \
-		198.18.1.1 >"$logs/client" 2>&1
-	cli=$?
-	wait $srv
-	srv=$?
-	if [ $srv -eq 0 ] && [ $cli -eq 0 ] &&
-	   grep -q 'checks passed' "$logs/server" && grep -q 'checks passed' "$logs/client"; then
-		pass "$name: $(grep -h 'checks passed' "$logs/server" "$logs/client" |
-			sed 's/fi_mrail_rma: //' | paste -sd ';' -)"
-	else
-		fail "$name" "server exit $srv, client exit $cli: $(grep -hE 'FAIL|checks|rror|sanitizer' \
-			"$logs/server" "$logs/client" | head -8)"
-		cp "$logs/server" "$TEST_LOGDIR/${count}-server.log"
-		cp "$logs/client" "$TEST_LOGDIR/${count}-client.log"
+	run_pair "$name" "$limit" "$rails" "$rma_test" ${opts:+"$opts"} -E $port ||
 		return
-	fi
 	# Every rail must have carried at least half of an even share of the
 	# RMA data the client reports (its interface counts both directions;
 	# transport overhead, ofi_rxd's especially, only adds to that).
-	data=$(sed -n 's/.* \([0-9]*\) bytes of RMA data moved/\1/p' "$logs/client")
+	data=$(sed -n 's/.* \([0-9]*\) bytes of RMA data moved/\1/p' "$PAIR_LOGS/client")
 	min=$(( ${data:-0} / count / 2 ))
 	for ((r = 0; r < count; r++)); do
 		after[r]=$(rail_bytes "$r")
@@ -84,13 +62,12 @@ pair() {
 		printf '%s ' $((moved[r] >> 20)); done))"
 }
 
-"$testbed" up --hosts 2 --rails 2 >/dev/null || fail testbed "up failed"
+"$TESTBED" up --hosts 2 --rails 2 >/dev/null || fail testbed "up failed"
 pair "fi_mrail_rma over 2 tcp rails" '' 2
 pair "fi_mrail_rma over 2 tcp rails, FI_PROGRESS_AUTO" '' 2 180 -a
 # ofi_rxd crawls on a busy machine (see test_msg.sh): more time.
 pair "fi_mrail_rma over tcp + udp rails" 'tcp;ofi_rxm@mr0,udp;ofi_rxd@mr1' 2 600
-"$testbed" up --hosts 2 --rails 4 >/dev/null || fail testbed "up failed"
+"$TESTBED" up --hosts 2 --rails 4 >/dev/null || fail testbed "up failed"
 pair "fi_mrail_rma over 4 tcp rails" '' 4
 
-rm -rf "$logs"
 finish
