@@ -60,6 +60,12 @@
 #define MAX_PENDING		256
 #define GUARD_LEN		32
 #define ORDER_BURST		64
+/* run_late_insert: a burst alternating eager and rendezvous sizes, and how
+ * long the server progresses before it inserts the client. */
+#define LATE_BURST		16
+#define LATE_EAGER_SIZE		1000
+#define LATE_RDV_SIZE		100003
+#define LATE_WAIT_MS		300
 /* Truncation cases: a small (eager) message and a large one, which a
  * multirail provider may move differently (mrail: by rendezvous). */
 static const struct trunc_case {
@@ -80,9 +86,9 @@ static const struct trunc_case {
 #define TAG_ORDER_IGNORE	0x00000000000000ffULL
 #define TAG_TRUNC		0x0000000000007700ULL
 
-/* Around 16 KiB: mrail's eager limit (16344) and rxm's; larger sizes go by
+/* Around 16 KiB: mrail's eager limit (16336) and rxm's; larger sizes go by
  * rendezvous in mrail and are striped over its rails. */
-static const size_t test_sizes[] = { 0, 1, 7, 64, 1000, 4096, 8192, 16344, 16345,
+static const size_t test_sizes[] = { 0, 1, 7, 64, 1000, 4096, 8192, 16336, 16337,
 				     16384, 65539, 1048583 };
 
 enum direction {
@@ -117,6 +123,7 @@ enum sync_code {
 	SYNC_TRUNC,
 	SYNC_OPTS,
 	SYNC_MULTI,
+	SYNC_LATE,
 	SYNC_END,
 	SIG_POSTED = 'p',
 	SIG_SENT = 's',
@@ -192,6 +199,10 @@ struct session {
 	struct fid_cq *cq;
 	struct fid_ep *ep;
 	fi_addr_t peer;
+	/* The server inserts the client only after its first messages have
+	 * arrived (run_late_insert): its name waits here until then. */
+	uint8_t late_name[MAX_NAME_LEN];
+	size_t late_len;
 
 	struct op *pending[MAX_PENDING];
 	size_t pending_count;
@@ -1591,8 +1602,8 @@ static void run_options(struct session *s)
 	check_once(!ret && len == sizeof(size_t), "fi_getopt FI_OPT_MIN_MULTI_RECV",
 		   detail);
 	if (prov_is_mrail(s))
-		check_once(value == 16344, "mrail's default FI_OPT_MIN_MULTI_RECV is "
-			   "16344 (its eager limit)", detail);
+		check_once(value == 16336, "mrail's default FI_OPT_MIN_MULTI_RECV is "
+			   "16336 (its eager limit)", detail);
 	ret = fi_setopt(&s->ep->fid, FI_OPT_ENDPOINT, FI_OPT_MIN_MULTI_RECV, &set,
 			sizeof(set));
 	check_opt_ret(ret, 0, "fi_setopt FI_OPT_MIN_MULTI_RECV 12345");
@@ -1652,9 +1663,9 @@ static const struct multi_case {
 	 * overflows (FI_ETRUNC, and the buffer is full); 0: all fit. */
 	size_t cap;
 } multi_cases[] = {
-	{ "eager", 6, { 1000, 7, 0, 4096, 16344, 300 }, 0 },
-	{ "rendezvous", 3, { 65539, 16345, 100003 }, 0 },
-	{ "eager and rendezvous", 5, { 64, 65539, 0, 16345, 1000 }, 0 },
+	{ "eager", 6, { 1000, 7, 0, 4096, 16336, 300 }, 0 },
+	{ "rendezvous", 3, { 65539, 16337, 100003 }, 0 },
+	{ "eager and rendezvous", 5, { 64, 65539, 0, 16337, 1000 }, 0 },
 	{ "eager, the last truncated", 2, { 1000, 5000 }, 1300 },
 	{ "rendezvous, the last truncated", 2, { 20000, 100003 }, 60000 },
 };
@@ -2330,10 +2341,84 @@ static int insert_peer(struct session *s)
 	if (ret)
 		return ret;
 	oob_exchange_names(s, ours, our_len, theirs, &their_len);
+	if (s->is_server) {
+		memcpy(s->late_name, theirs, their_len);
+		s->late_len = their_len;
+		return 0;
+	}
 	ret = fi_av_insert(s->av, theirs, 1, &s->peer, 0, NULL);
 	snprintf(detail, sizeof(detail), "returned %d", ret);
 	check_once(ret == 1, "fi_av_insert of the peer's address", detail);
 	return ret == 1 ? 0 : -FI_EINVAL;
+}
+
+/*
+ * libfabric lets a peer send as soon as it has inserted us, before we insert
+ * it (Open MPI's add_procs can be that lazy). The client inserts the server
+ * and sends a burst of eager and rendezvous messages; the server progresses
+ * for a while without the client in its AV, where nothing may complete (no
+ * error either), then inserts it and must receive every message, in send
+ * order, byte for byte.
+ */
+static void run_late_insert(struct session *s)
+{
+	size_t sizes[LATE_BURST];
+	struct op ops[LATE_BURST];
+	struct buf bufs[LATE_BURST];
+	char detail[64];
+	unsigned k;
+	int ret;
+
+	for (k = 0; k < LATE_BURST; k++)
+		sizes[k] = (k % 2 && LATE_RDV_SIZE <= s->opt.max_size) ?
+			   LATE_RDV_SIZE : LATE_EAGER_SIZE;
+	bufs_alloc(bufs, LATE_BURST, LATE_RDV_SIZE);
+	if (!s->is_server) {
+		check_begin("%d sends (eager and rendezvous) to a peer that has "
+			    "not inserted us yet", LATE_BURST);
+		for (k = 0; k < LATE_BURST; k++) {
+			order_fill(bufs[k].data, sizes[k], 0, k);
+			op_init(&ops[k], OP_TSEND, bufs[k].data, sizes[k]);
+			ops[k].tag = TAG_ORDER | k;
+			post_op(s, &ops[k]);
+		}
+		oob_signal(s, SIG_SENT);
+		wait_ops(s, ops, LATE_BURST, "sends to a peer that had not "
+			 "inserted us yet");
+		for (k = 0; k < LATE_BURST; k++)
+			expect_completed(&ops[k], FI_SEND | FI_TAGGED, "late insert");
+	} else {
+		oob_wait_signal(s, SIG_SENT, "send its burst");
+		/* Whatever arrives now comes from a sender not in the AV; a
+		 * completion of any kind would be counted as stray. */
+		drain(s, LATE_WAIT_MS);
+		ret = fi_av_insert(s->av, s->late_name, 1, &s->peer, 0, NULL);
+		snprintf(detail, sizeof(detail), "returned %d", ret);
+		check_once(ret == 1, "fi_av_insert of the client after its first "
+			   "messages arrived", detail);
+		check_begin("%d messages (eager and rendezvous) sent before we "
+			    "inserted their sender, received in send order",
+			    LATE_BURST);
+		for (k = 0; ret == 1 && k < LATE_BURST; k++) {
+			order_poison(bufs[k].data, sizes[k], 0, k);
+			op_init(&ops[k], OP_TRECV, bufs[k].data, sizes[k]);
+			ops[k].tag = TAG_ORDER;
+			ops[k].ignore = TAG_ORDER_IGNORE;
+			post_op(s, &ops[k]);
+		}
+		if (ret == 1) {
+			wait_ops(s, ops, LATE_BURST, "messages sent before we "
+				 "inserted their sender");
+			for (k = 0; k < LATE_BURST; k++)
+				order_check_one(&ops[k], &bufs[k], sizes[k], 0, k,
+						true);
+		} else {
+			check_fail("not inserted");
+		}
+	}
+	check_end();
+	bufs_free(bufs, LATE_BURST);
+	end_test(s, "late insert", SYNC_LATE);
 }
 
 static void close_fid(struct fid *fid, const char *what)
@@ -2475,6 +2560,8 @@ int main(int argc, char **argv)
 		goto out;
 	oob_sync(&s, SYNC_START, "open its endpoint");
 
+	if (!s.opt.by_node)
+		run_late_insert(&s);
 	run_ping_pong(&s);
 	run_tagged(&s);
 	run_cq_data(&s);

@@ -53,7 +53,7 @@
 #define DEFAULT_PORT		47610
 #define WAIT_MS			30000
 #define EAGER_LEN		1000
-#define RDV_LEN			100000	/* > 16344: rendezvous, striped */
+#define RDV_LEN			100000	/* > 16336: rendezvous, striped */
 #define INJECT_LEN		64
 #define N_EAGER			8
 #define N_RDV			4

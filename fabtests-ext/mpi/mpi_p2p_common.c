@@ -194,7 +194,7 @@ size_t min_size(size_t a, size_t b)
 
 size_t sweep_sizes(const struct test_ctx *t, size_t *sizes, size_t capacity)
 {
-	/* Around the eager limits of mrail (16 KiB, 40 bytes of it header)
+	/* Around the eager limits of mrail (16 KiB, 48 bytes of it header)
 	 * and of the usual core providers, then up to rendezvous sizes. */
 	static const size_t sweep[] = {
 		0, 1, 8, 4 * KiB - 1, 16 * KiB - 40, 16 * KiB, 16 * KiB + 1,

@@ -1450,3 +1450,64 @@ Test(addr_partial, same_rail_compares_stack_format_and_bytes)
 	strcpy(other.rails[0].stack, "udp;ofi_rxd");
 	cr_assert_not(mrail_addr_same_rail(&full, &other, 0), "stack differs");
 }
+
+/* ---- the sender key ---- */
+
+/* What the receiver hashes (the address it decoded) must give what the
+ * sender hashed (its own name), for every form the codec has. */
+Test(addr_key, survives_a_round_trip_through_the_wire)
+{
+	struct mrail_addr sent, received;
+	uint8_t blob[MRAIL_ADDR_MAX_LEN];
+	char err[MRAIL_ERR_MAX];
+	ssize_t len;
+	unsigned rails;
+
+	for (rails = 1; rails <= MRAIL_MAX_RAILS + 2; rails++) {
+		if (rails <= MRAIL_MAX_RAILS)
+			make_addr(&sent, rails, 0);
+		else if (rails == MRAIL_MAX_RAILS + 1)
+			make_mixed_addr(&sent);
+		else
+			make_max_addr(&sent);
+		len = mrail_addr_encode(&sent, blob, sizeof(blob));
+		cr_assert_gt(len, 0);
+		cr_assert_eq(mrail_addr_decode(blob, (size_t) len, &received, err,
+					       sizeof(err)), 0, "%s", err);
+		cr_assert_neq(mrail_addr_key(&sent), 0);
+		cr_assert_eq(mrail_addr_key(&received), mrail_addr_key(&sent),
+			     "case %u", rails);
+	}
+}
+
+/* Any difference a peer's identity rests on changes the key. */
+Test(addr_key, differs_between_peers)
+{
+	struct mrail_addr a, b;
+
+	make_addr(&a, 2, 0);
+	b = a;
+	cr_assert_eq(mrail_addr_key(&a), mrail_addr_key(&b));
+	set_ipv4_rail(&b.rails[1], "udp;ofi_rxd", "198.18.2.2", 4713);
+	cr_assert_neq(mrail_addr_key(&a), mrail_addr_key(&b), "port on rail 2");
+	b = a;
+	set_ipv4_rail(&b.rails[0], "tcp;ofi_rxm", "198.18.1.3", 4711);
+	cr_assert_neq(mrail_addr_key(&a), mrail_addr_key(&b), "host on rail 1");
+	b = a;
+	b.flags = MRAIL_ADDR_FLAG_PARTIAL;
+	b.rail_count = 1;
+	cr_assert_neq(mrail_addr_key(&a), mrail_addr_key(&b),
+		      "a partial address is not its peer's name");
+}
+
+Test(addr_key, is_zero_only_for_what_cannot_be_encoded)
+{
+	struct mrail_addr addr;
+
+	make_addr(&addr, 2, 0);
+	addr.rail_count = 0;
+	cr_assert_eq(mrail_addr_key(&addr), 0);
+	make_addr(&addr, 2, 0);
+	addr.rails[0].stack[0] = '\0';
+	cr_assert_eq(mrail_addr_key(&addr), 0);
+}

@@ -23,6 +23,7 @@
 #define TEST_MAX_EAGER	16384u
 #define TEST_MAX_MSG	(1ull << 32)
 #define TEST_RAILS	2
+#define TEST_SENDER	0x4142434445464748ull
 
 #define ALL_FLAGS	(MRAIL_WIRE_F_TAGGED | MRAIL_WIRE_F_CQ_DATA | \
 			 MRAIL_WIRE_F_ACK_REQ)
@@ -64,6 +65,7 @@ static void raw_hdr(uint8_t *p, uint8_t version, uint8_t op, uint8_t flags,
 		    uint8_t reserved, uint32_t payload_len, uint64_t seq,
 		    uint64_t tag, uint64_t cq_data, uint64_t req_id)
 {
+	raw_le64(&p[40], TEST_SENDER);
 	p[0] = version;
 	p[1] = op;
 	p[2] = flags;
@@ -275,6 +277,7 @@ static void assert_hdr_round_trip(const struct mrail_wire_hdr *hdr,
 	cr_assert_eq(back.tag, hdr->tag);
 	cr_assert_eq(back.cq_data, hdr->cq_data);
 	cr_assert_eq(back.req_id, hdr->req_id);
+	cr_assert_eq(back.sender, hdr->sender);
 }
 
 /* The raw valid message decodes, and encodes back to the same bytes. */
@@ -363,6 +366,7 @@ Test(wire_round_trip, ack_and_hello)
 	memset(&hdr, 0, sizeof(hdr));
 	hdr.op = MRAIL_OP_ACK;
 	hdr.payload_len = MRAIL_WIRE_ACK_LEN;
+	hdr.sender = UINT64_MAX;
 	assert_hdr_round_trip(&hdr, (const uint8_t[8]) { 0 }, &test_limits);
 	hdr.req_id = UINT64_MAX;
 	assert_hdr_round_trip(&hdr, (const uint8_t[8]) { 0 }, &test_limits);
@@ -371,6 +375,7 @@ Test(wire_round_trip, ack_and_hello)
 Test(wire_round_trip, extreme_field_values)
 {
 	struct mrail_wire_hdr hdr = {
+		.sender = TEST_SENDER,
 		.op = MRAIL_OP_EAGER,
 		.flags = ALL_FLAGS,
 		.payload_len = 0,
@@ -391,7 +396,7 @@ Test(wire_round_trip, extreme_field_values)
 Test(wire_round_trip, hello_carries_a_real_address)
 {
 	struct mrail_addr addr, back;
-	struct mrail_wire_hdr hdr = { .op = MRAIL_OP_HELLO };
+	struct mrail_wire_hdr hdr = { .sender = TEST_SENDER, .op = MRAIL_OP_HELLO };
 	uint8_t blob[MRAIL_ADDR_MAX_LEN];
 	char err[MRAIL_ERR_MAX] = "";
 	struct test_msg m;
@@ -425,14 +430,16 @@ Test(wire_round_trip, hello_carries_a_real_address)
 Test(wire_layout, header_bytes_are_little_endian_at_documented_offsets)
 {
 	static const uint8_t want[MRAIL_WIRE_HDR_LEN] = {
-		1, 1, 0x07, 0,
+		2, 1, 0x07, 0,
 		0x10, 0x00, 0x00, 0x00,
 		0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01,
 		0x18, 0x17, 0x16, 0x15, 0x14, 0x13, 0x12, 0x11,
 		0x28, 0x27, 0x26, 0x25, 0x24, 0x23, 0x22, 0x21,
 		0x38, 0x37, 0x36, 0x35, 0x34, 0x33, 0x32, 0x31,
+		0x48, 0x47, 0x46, 0x45, 0x44, 0x43, 0x42, 0x41,
 	};
 	struct mrail_wire_hdr hdr = {
+		.sender = TEST_SENDER,
 		.op = MRAIL_OP_EAGER,
 		.flags = ALL_FLAGS,
 		.payload_len = 16,
@@ -500,9 +507,9 @@ Test(wire_hdr_frame, version)
 	struct test_msg m;
 
 	raw_valid_msg(&m, MRAIL_OP_EAGER, 0, 4);
-	m.bytes[0] = 2;
+	m.bytes[0] = 1;
 	assert_msg_refused(&m, &test_limits, -EINVAL,
-			   "wire version 2 is not supported (expected 1)");
+			   "wire version 1 is not supported (expected 2)");
 	m.bytes[0] = 0;
 	assert_msg_refused(&m, &test_limits, -EINVAL, "wire version 0");
 }
@@ -573,9 +580,26 @@ Test(wire_hdr_frame, truncation_message_names_lengths)
 	struct test_msg m;
 
 	raw_valid_msg(&m, MRAIL_OP_EAGER, 0, 0);
-	m.len = 39;
+	m.len = 47;
 	assert_msg_refused(&m, &test_limits, -EINVAL,
-			   "truncated: 39 bytes, the header alone is 40");
+			   "truncated: 47 bytes, the header alone is 48");
+}
+
+/* A receiver finds the peer by the sender key: without one, nobody sent it. */
+Test(wire_hdr_frame, sender_key_zero)
+{
+	struct mrail_wire_hdr hdr = {
+		.op = MRAIL_OP_EAGER, .payload_len = 4,
+	};
+	struct test_msg m;
+
+	raw_valid_msg(&m, MRAIL_OP_EAGER, 0, 4);
+	memset(&m.bytes[40], 0, 8);
+	assert_msg_refused(&m, &test_limits, -EINVAL, "sender key is 0");
+	assert_encode_refused(&hdr);
+	m.bytes[47] = 0x80;
+	assert_msg_accepted(&m, &test_limits, &hdr);
+	cr_assert_eq(hdr.sender, 0x8000000000000000ull);
 }
 
 /* ---- ops and flags ---- */
@@ -781,7 +805,7 @@ static void assert_payload_len_refused(uint8_t op, uint32_t len,
 				       const struct mrail_wire_limits *limits,
 				       int want_ret, const char *want)
 {
-	struct mrail_wire_hdr hdr = { .op = op, .payload_len = len };
+	struct mrail_wire_hdr hdr = { .sender = TEST_SENDER, .op = op, .payload_len = len };
 	struct test_msg m;
 
 	if (op == MRAIL_OP_RTS || op == MRAIL_OP_ACK)
@@ -827,6 +851,7 @@ Test(wire_payload, eager_limit_message_example)
 		.max_eager = 16384, .max_msg = 1, .rail_count = 1,
 	};
 	struct mrail_wire_hdr hdr = {
+		.sender = TEST_SENDER,
 		.op = MRAIL_OP_EAGER, .payload_len = 70000,
 	};
 	char err[MRAIL_ERR_MAX] = "";

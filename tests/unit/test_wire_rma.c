@@ -12,7 +12,7 @@
 #include "wire.h"
 
 #define RAILS 2
-#define MAX_EAGER 16344u
+#define MAX_EAGER 16336u
 
 static const struct mrail_wire_limits limits = {
 	.max_eager = MAX_EAGER,
@@ -47,6 +47,7 @@ static size_t build(uint8_t op, uint8_t flags, uint32_t payload_len, uint64_t re
 	msg[7] = (uint8_t) (payload_len >> 24);
 	put_le64(msg + 24, flags & MRAIL_WIRE_F_CQ_DATA ? 0x1234 : 0);
 	put_le64(msg + 32, req_id);
+	put_le64(msg + 40, 7);	/* the sender's key */
 	return MRAIL_WIRE_HDR_LEN + payload_len;
 }
 
@@ -149,7 +150,7 @@ Test(wire_rma, striped_write_carries_rts_for_our_rails)
 
 Test(wire_rma, every_rma_op_needs_a_request_id)
 {
-	struct mrail_wire_hdr hdr = { .op = MRAIL_OP_READ_REQ,
+	struct mrail_wire_hdr hdr = { .sender = 7, .op = MRAIL_OP_READ_REQ,
 				      .payload_len = MRAIL_WIRE_RMA_LEN };
 
 	cr_assert_eq(mrail_wire_hdr_encode(&hdr, msg, sizeof(msg)), -EINVAL);
@@ -164,7 +165,7 @@ Test(wire_rma, every_rma_op_needs_a_request_id)
 
 Test(wire_rma, flags_allowed_per_op)
 {
-	struct mrail_wire_hdr hdr = { .op = MRAIL_OP_READ_REQ, .req_id = 1,
+	struct mrail_wire_hdr hdr = { .sender = 7, .op = MRAIL_OP_READ_REQ, .req_id = 1,
 				      .payload_len = MRAIL_WIRE_RMA_LEN,
 				      .flags = MRAIL_WIRE_F_INLINE };
 

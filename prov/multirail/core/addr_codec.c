@@ -424,6 +424,23 @@ ssize_t mrail_addr_encode(const struct mrail_addr *addr, void *buf, size_t len)
 	return p - start;
 }
 
+uint64_t mrail_addr_key(const struct mrail_addr *addr)
+{
+	uint8_t encoded[MRAIL_ADDR_MAX_LEN];
+	uint64_t hash = 0xcbf29ce484222325ULL;	/* FNV-1a 64 offset basis */
+	ssize_t len, i;
+
+	len = mrail_addr_encode(addr, encoded, sizeof(encoded));
+	if (len <= 0)
+		return 0;
+	for (i = 0; i < len; i++) {
+		hash ^= encoded[i];
+		hash *= 0x100000001b3ULL;	/* FNV-1a 64 prime */
+	}
+	/* 0 means "no key" to callers. */
+	return hash ? hash : 1;
+}
+
 /* ---- decoding ---- */
 
 struct addr_reader {

@@ -95,6 +95,17 @@ size_t mrail_addr_encoded_len(const struct mrail_addr *addr);
 ssize_t mrail_addr_encode(const struct mrail_addr *addr, void *buf, size_t len);
 
 /*
+ * The key a peer is known by in every mrail header it sends: a 64-bit
+ * FNV-1a hash of addr's encoding. The sender hashes its own name, the
+ * receiver the address it inserted or learnt from a HELLO; the encoding is
+ * canonical (decoding then encoding gives the same bytes), so both agree.
+ * This, not the rail's source address, is how a receiver tells who sent a
+ * message: a rail cannot name a sender that is not in its AV yet. Returns 0
+ * (never a key) when addr cannot be encoded.
+ */
+uint64_t mrail_addr_key(const struct mrail_addr *addr);
+
+/*
  * Decodes and validates len bytes from an untrusted source. Returns 0, or
  * -EINVAL with err saying which field is wrong and why.
  */

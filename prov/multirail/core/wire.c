@@ -33,6 +33,7 @@
 #define HDR_TAG			16
 #define HDR_CQ_DATA		24
 #define HDR_REQ_ID		32
+#define HDR_SENDER		40
 
 /* RTS descriptor field offsets. */
 #define RTS_TOTAL_LEN		0
@@ -302,6 +303,9 @@ static int check_hdr_rules(const struct wire_err *err,
 	const struct wire_op_rules *rules;
 	int ret;
 
+	if (!hdr->sender)
+		return wire_refuse(err, -EINVAL,
+			"sender key is 0 (every mrail endpoint has a nonzero one)");
 	ret = check_op_and_flags(err, hdr, &rules);
 	if (!ret)
 		ret = check_unused_fields(err, hdr, rules);
@@ -405,6 +409,7 @@ int mrail_wire_hdr_encode(const struct mrail_wire_hdr *hdr, void *buf,
 	put_le64(&p[HDR_TAG], hdr->tag);
 	put_le64(&p[HDR_CQ_DATA], hdr->cq_data);
 	put_le64(&p[HDR_REQ_ID], hdr->req_id);
+	put_le64(&p[HDR_SENDER], hdr->sender);
 	return MRAIL_WIRE_HDR_LEN;
 }
 
@@ -444,6 +449,7 @@ static void load_hdr(const uint8_t *p, struct mrail_wire_hdr *hdr)
 	hdr->tag = get_le64(&p[HDR_TAG]);
 	hdr->cq_data = get_le64(&p[HDR_CQ_DATA]);
 	hdr->req_id = get_le64(&p[HDR_REQ_ID]);
+	hdr->sender = get_le64(&p[HDR_SENDER]);
 }
 
 int mrail_wire_hdr_decode(const void *buf, size_t len,

@@ -15,6 +15,10 @@
  *  24  u64  remote CQ data (CQ_DATA only, else zero)
  *  32  u64  request id: the sender's operation (EAGER with ACK_REQ, RTS,
  *           WRITE, READ_REQ), the one a READ_RESP or an ACK answers
+ *  40  u64  sender key: mrail_addr_key() of the sender's own name, nonzero.
+ *           The receiver finds the peer by it: a rail reports no source
+ *           for a sender not yet in its AV, which libfabric allows to send
+ *           first (the receiver keeps such messages until it learns the key)
  *
  * Payloads:
  *   EAGER  the message data, at most the receiver's eager limit
@@ -51,8 +55,8 @@
 
 #include "mrail_limits.h"
 
-#define MRAIL_WIRE_VERSION 1
-#define MRAIL_WIRE_HDR_LEN 40
+#define MRAIL_WIRE_VERSION 2
+#define MRAIL_WIRE_HDR_LEN 48
 #define MRAIL_WIRE_RTS_FIXED_LEN 24
 #define MRAIL_WIRE_ACK_LEN 8
 #define MRAIL_WIRE_RMA_LEN 24
@@ -82,6 +86,7 @@ struct mrail_wire_hdr {
 	uint64_t tag;
 	uint64_t cq_data;
 	uint64_t req_id;
+	uint64_t sender;	/* the sender's key, never 0 */
 };
 
 struct mrail_wire_rts {
@@ -107,7 +112,8 @@ struct mrail_wire_limits {
 
 /*
  * Writes hdr into buf. Returns MRAIL_WIRE_HDR_LEN, -ENOSPC when len is too
- * small, or -EINVAL when hdr breaks a rule the decoder enforces: unknown op,
+ * small, or -EINVAL when hdr breaks a rule the decoder enforces: sender key
+ * 0, unknown op,
  * flags not allowed for the op, nonzero tag/cq_data without their flag,
  * nonzero seq on ACK/HELLO, nonzero req_id on HELLO or on EAGER without
  * ACK_REQ, a payload length the op does not allow (ACK != 8, HELLO outside
@@ -118,7 +124,7 @@ int mrail_wire_hdr_encode(const struct mrail_wire_hdr *hdr, void *buf, size_t le
 
 /*
  * Validates one received rail message of len bytes (header and payload) and
- * decodes its header. Checks version, op, flags allowed for the op, reserved
+ * decodes its header. Checks version, a nonzero sender key, op, flags allowed for the op, reserved
  * bytes, that payload_len equals len - MRAIL_WIRE_HDR_LEN, that fields
  * without their flag are zero (and seq, req_id where the op has none), and
  * the payload length each op allows

@@ -44,6 +44,7 @@ struct fi_provider *fi_prov_ini(void);
 
 #define MRAIL_WARN(subsys, ...) FI_WARN(&mrail_prov, subsys, __VA_ARGS__)
 #define MRAIL_INFO(subsys, ...) FI_INFO(&mrail_prov, subsys, __VA_ARGS__)
+#define MRAIL_DBG(subsys, ...) FI_DBG(&mrail_prov, subsys, __VA_ARGS__)
 
 /* FI_MRAIL_* parameters, read once when the provider loads. */
 struct mrail_env {
@@ -146,15 +147,17 @@ struct mrail_av_peer {
 	/* A partial address (addr.flags): our HELLO to it is queued or
 	 * sent, its answer completes the entry. */
 	bool hello_sent;
+	uint64_t key;		/* mrail_addr_key(&addr); 0 while partial */
 };
 
-struct mrail_av_rev;
+struct mrail_av_key;
 
 /* AV: one core AV per rail; mrail's fi_addr_t indexes peers. */
 struct mrail_av {
-	/* Per rail, the rail's fi_addr_t back to mrail's: every arriving
-	 * message needs it, so it is a hash, not a scan of the peers. */
-	struct mrail_av_rev *rev[MRAIL_MAX_RAILS];
+	/* Peers by sender key (uthash), and a count of keys ever added:
+	 * endpoints keep messages from unknown keys until it changes. */
+	struct mrail_av_key *keys;
+	uint64_t key_generation;
 	struct fid_av av_fid;
 	struct mrail_domain *domain;
 	enum fi_av_type type;
@@ -241,6 +244,9 @@ void mrail_progress_kick(struct mrail_domain *domain);
 /* A sequence number this far ahead cannot come from an honest sender (it
  * would need that many messages in flight): dropped, not held. */
 #define MRAIL_SEQ_HOSTILE_DISTANCE ((uint64_t) 1 << 20)
+/* Messages from senders not in the AV yet that an endpoint keeps (each at
+ * most a rail buffer) until the AV learns them; more are dropped. */
+#define MRAIL_STRANGER_MAX 1024
 #define MRAIL_IOV_LIMIT 4
 /* FI_OPT_MIN_MULTI_RECV's default: the largest eager message, so a
  * multi-receive buffer still posted always has room for one whole. */
@@ -275,6 +281,7 @@ struct mrail_rdv_send;
 struct mrail_rdv_recv;
 struct mrail_pending_ack;
 struct mrail_hello;
+struct mrail_stranger_msg;
 
 /* A bounce buffer on a rail. */
 struct mrail_rail_buf {
@@ -288,7 +295,6 @@ struct mrail_rail_buf {
 	/* RX held back (not reposted) because it arrived too far ahead of
 	 * its peer's window: what the rail reported, to retry it later. */
 	size_t held_len;
-	fi_addr_t held_src;
 	struct mrail_rail_buf *held_next;
 };
 
@@ -328,6 +334,13 @@ struct mrail_ep {
 	size_t peer_cap;
 	struct mrail_wire_limits limits;
 	struct mrail_rail_buf *held;	/* RX buffers waiting for a window */
+	bool window_moved;		/* set when a peer's messages were delivered */
+	/* Messages from sender keys not in the AV (mrail_msg.c), and the AV
+	 * key generation they were last tried against. */
+	struct mrail_stranger_msg *strangers;
+	size_t stranger_count;
+	uint64_t stranger_generation;
+	uint64_t self_key;		/* mrail_addr_key of our name, once enabled */
 	/* Rendezvous: sends waiting for their ACK (uthash by request id), and
 	 * receives with reads to issue or an ACK to send (utlist). */
 	struct mrail_rdv_send *rdv_sends;
@@ -349,24 +362,25 @@ int mrail_ep_open(struct fid_domain *domain, struct fi_info *info,
 		  struct fid_ep **ep, void *context);
 /* Makes room for per-peer state up to fi_addr (caller holds the lock). */
 int mrail_ep_reserve_peer(struct mrail_ep *ep, fi_addr_t fi_addr);
-/* The mrail fi_addr of the peer a rail completion came from, or
- * FI_ADDR_NOTAVAIL. */
-fi_addr_t mrail_av_peer_of_rail_addr(struct mrail_av *av, size_t rail,
-				     fi_addr_t rail_addr);
+/* The mrail fi_addr of the peer whose messages carry this sender key
+ * (wire.h), or FI_ADDR_NOTAVAIL. */
+fi_addr_t mrail_av_peer_of_key(struct mrail_av *av, uint64_t key);
 struct mrail_av_peer *mrail_av_get_peer(struct mrail_av *av, fi_addr_t fi_addr);
 /*
- * A HELLO brought a peer's full address over a rail, from the peer that
- * rail knows as known (FI_ADDR_NOTAVAIL: none). Completes a partial entry
- * for it, finds the entry it has, or inserts a new one (which then gets
+ * A HELLO brought a peer's full address. Finds the entry that has its key,
+ * completes a partial entry for its rail 0, or inserts a new one (which then gets
  * an fi_addr the application did not ask for, like any FI_SOURCE address).
  * addr is decoded, full and compatible. Returns 0 with *fi_addr, or an
  * error after a warning.
  */
 int mrail_av_learn_peer(struct mrail_av *av, const struct mrail_addr *addr,
-			fi_addr_t known, fi_addr_t *fi_addr);
+			fi_addr_t *fi_addr);
 /* Returns false when buf is held back for later (do not repost it). */
 bool mrail_msg_handle_rx(struct mrail_ep *ep, struct mrail_rail_buf *buf,
-			 size_t len, fi_addr_t rail_src);
+			 size_t len);
+/* Messages from senders the AV did not know: retried when it may have
+ * learnt them (progress calls it when the AV's key generation moved). */
+void mrail_msg_retry_strangers(struct mrail_ep *ep);
 /* Reposts a receive buffer on its rail. */
 int mrail_ep_repost_rx(struct mrail_ep *ep, struct mrail_rail_buf *buf);
 void mrail_msg_handle_tx(struct mrail_ep *ep, struct mrail_rail_buf *buf, int err);

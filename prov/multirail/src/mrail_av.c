@@ -11,6 +11,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <netinet/in.h>
 #include <stdio.h>
@@ -42,65 +43,91 @@ struct mrail_av_peer *mrail_av_get_peer(struct mrail_av *av, fi_addr_t fi_addr)
 	return av_peer(av, fi_addr);
 }
 
-/* A linear scan: AVs here hold tens of peers; a per-rail reverse table is
- * the step up when they hold thousands. */
-struct mrail_av_rev {
+/* Peers by the key every mrail header carries (mrail_addr_key): each
+ * arriving message needs it, so it is a hash, not a scan of the peers. */
+struct mrail_av_key {
 	UT_hash_handle hh;
-	fi_addr_t rail_addr;
+	uint64_t key;
 	fi_addr_t peer;
 };
 
-fi_addr_t mrail_av_peer_of_rail_addr(struct mrail_av *av, size_t rail,
-				     fi_addr_t rail_addr)
+fi_addr_t mrail_av_peer_of_key(struct mrail_av *av, uint64_t key)
 {
-	struct mrail_av_rev *rev;
+	struct mrail_av_key *entry;
 
-	if (rail_addr == FI_ADDR_NOTAVAIL)
-		return FI_ADDR_NOTAVAIL;
-	HASH_FIND(hh, av->rev[rail], &rail_addr, sizeof(rail_addr), rev);
-	return rev ? rev->peer : FI_ADDR_NOTAVAIL;
+	HASH_FIND(hh, av->keys, &key, sizeof(key), entry);
+	return entry ? entry->peer : FI_ADDR_NOTAVAIL;
 }
 
-/* The first peer a rail address was inserted for keeps it. */
-static int av_rev_add(struct mrail_av *av, size_t rail, fi_addr_t rail_addr,
-		      fi_addr_t peer)
+static bool av_same_addr(const struct mrail_addr *a, const struct mrail_addr *b)
 {
-	struct mrail_av_rev *rev;
+	unsigned rail;
 
-	HASH_FIND(hh, av->rev[rail], &rail_addr, sizeof(rail_addr), rev);
-	if (rev)
+	if (a->rail_count != b->rail_count)
+		return false;
+	for (rail = 0; rail < a->rail_count; rail++) {
+		if (!mrail_addr_same_rail(a, b, rail))
+			return false;
+	}
+	return true;
+}
+
+/* The first entry inserted for an address keeps its key; inserting the same
+ * address again (fi_av(3) allows it) gives an entry that receives nothing
+ * until the first is removed. */
+static int av_key_add(struct mrail_av *av, uint64_t key, fi_addr_t peer)
+{
+	struct mrail_av_key *entry;
+
+	HASH_FIND(hh, av->keys, &key, sizeof(key), entry);
+	if (entry) {
+		if (!av_same_addr(&av->peers[entry->peer].addr,
+				  &av->peers[peer].addr))
+			MRAIL_WARN(FI_LOG_AV, "peers %" PRIu64 " and %" PRIu64
+				   " have different addresses with the same key "
+				   "0x%016" PRIx64 ": messages from the second "
+				   "reach the first\n", (uint64_t) entry->peer,
+				   (uint64_t) peer, key);
 		return 0;
-	rev = malloc(sizeof(*rev));
-	if (!rev)
+	}
+	entry = malloc(sizeof(*entry));
+	if (!entry)
 		return -FI_ENOMEM;
-	rev->rail_addr = rail_addr;
-	rev->peer = peer;
-	HASH_ADD(hh, av->rev[rail], rail_addr, sizeof(rev->rail_addr), rev);
+	entry->key = key;
+	entry->peer = peer;
+	HASH_ADD(hh, av->keys, key, sizeof(entry->key), entry);
+	av->key_generation++;
 	return 0;
 }
 
-static void av_rev_remove(struct mrail_av *av, size_t rail, fi_addr_t rail_addr,
-			  fi_addr_t peer)
+/* peer leaves; another entry of the same address, if any, takes its key. */
+static void av_key_remove(struct mrail_av *av, uint64_t key, fi_addr_t peer)
 {
-	struct mrail_av_rev *rev;
+	struct mrail_av_key *entry;
+	size_t i;
 
-	HASH_FIND(hh, av->rev[rail], &rail_addr, sizeof(rail_addr), rev);
-	if (rev && rev->peer == peer) {
-		HASH_DEL(av->rev[rail], rev);
-		free(rev);
+	HASH_FIND(hh, av->keys, &key, sizeof(key), entry);
+	if (!entry || entry->peer != peer)
+		return;
+	HASH_DEL(av->keys, entry);
+	free(entry);
+	for (i = 0; i < av->peer_count; i++) {
+		if (i != peer && av->peers[i].in_use && av->peers[i].key == key) {
+			if (av_key_add(av, key, i))
+				MRAIL_WARN(FI_LOG_AV, "out of memory: peer %zu "
+					   "will receive nothing\n", i);
+			break;
+		}
 	}
 }
 
-static void av_rev_free(struct mrail_av *av)
+static void av_keys_free(struct mrail_av *av)
 {
-	struct mrail_av_rev *rev, *tmp;
-	size_t rail;
+	struct mrail_av_key *entry, *tmp;
 
-	for (rail = 0; rail < MRAIL_MAX_RAILS; rail++) {
-		HASH_ITER(hh, av->rev[rail], rev, tmp) {
-			HASH_DEL(av->rev[rail], rev);
-			free(rev);
-		}
+	HASH_ITER(hh, av->keys, entry, tmp) {
+		HASH_DEL(av->keys, entry);
+		free(entry);
 	}
 }
 
@@ -159,17 +186,19 @@ static int av_insert_peer(struct mrail_av *av, const struct mrail_addr *addr,
 			return ret < 0 ? ret : -FI_EINVAL;
 		}
 	}
-	for (i = 0; i < addr->rail_count; i++) {
-		ret = av_rev_add(av, i, peer->rail_fi_addr[i], av->peer_count);
+	peer->addr = *addr;
+	/* A partial address is not its peer's name: the key comes with the
+	 * full address, in the peer's HELLO. */
+	peer->key = (addr->flags & MRAIL_ADDR_FLAG_PARTIAL) ? 0 :
+		    mrail_addr_key(addr);
+	if (peer->key) {
+		ret = av_key_add(av, peer->key, av->peer_count);
 		if (ret) {
-			while (i--)
-				av_rev_remove(av, i, peer->rail_fi_addr[i],
-					      av->peer_count);
 			av_remove_from_rails(av, peer, addr->rail_count);
+			memset(peer, 0, sizeof(*peer));
 			return ret;
 		}
 	}
-	peer->addr = *addr;
 	peer->in_use = true;
 	*fi_addr = av->peer_count++;
 	return 0;
@@ -195,17 +224,19 @@ static int av_complete_peer(struct mrail_av *av, fi_addr_t fi_addr,
 			ret = ret < 0 ? ret : -FI_EINVAL;
 			goto undo;
 		}
-		ret = av_rev_add(av, i, peer->rail_fi_addr[i], fi_addr);
-		if (ret) {
-			i++;
-			goto undo;
-		}
 	}
+	peer->key = mrail_addr_key(addr);
 	peer->addr = *addr;
+	ret = av_key_add(av, peer->key, fi_addr);
+	if (ret) {
+		peer->key = 0;
+		peer->addr.rail_count = 1;
+		peer->addr.flags |= MRAIL_ADDR_FLAG_PARTIAL;
+		goto undo;
+	}
 	return 0;
 undo:
 	for (done = 1; done < i; done++) {
-		av_rev_remove(av, done, peer->rail_fi_addr[done], fi_addr);
 		fi_av_remove(av->rail_avs[done], &peer->rail_fi_addr[done], 1, 0);
 	}
 	return ret;
@@ -225,11 +256,13 @@ static fi_addr_t av_find_by_rail0(struct mrail_av *av, const struct mrail_addr *
 }
 
 int mrail_av_learn_peer(struct mrail_av *av, const struct mrail_addr *addr,
-			fi_addr_t known, fi_addr_t *fi_addr)
+			fi_addr_t *fi_addr)
 {
 	struct mrail_av_peer *peer;
+	fi_addr_t known;
 
-	if (known == FI_ADDR_NOTAVAIL || !av_peer(av, known))
+	known = mrail_av_peer_of_key(av, mrail_addr_key(addr));
+	if (known == FI_ADDR_NOTAVAIL)
 		known = av_find_by_rail0(av, addr);
 	if (known == FI_ADDR_NOTAVAIL)
 		return av_insert_peer(av, addr, fi_addr);
@@ -307,7 +340,7 @@ static int mrail_av_remove(struct fid_av *av_fid, fi_addr_t *fi_addr, size_t cou
 {
 	struct mrail_av *av = container_of(av_fid, struct mrail_av, av_fid);
 	struct mrail_av_peer *peer;
-	size_t i, rail;
+	size_t i;
 	int ret = 0;
 
 	if (flags)
@@ -319,9 +352,10 @@ static int mrail_av_remove(struct fid_av *av_fid, fi_addr_t *fi_addr, size_t cou
 			ret = -FI_EINVAL;
 			continue;
 		}
-		for (rail = 0; rail < peer->addr.rail_count; rail++)
-			av_rev_remove(av, rail, peer->rail_fi_addr[rail], fi_addr[i]);
 		av_remove_from_rails(av, peer, peer->addr.rail_count);
+		peer->in_use = false;
+		if (peer->key)
+			av_key_remove(av, peer->key, fi_addr[i]);
 		memset(peer, 0, sizeof(*peer));
 	}
 	pthread_mutex_unlock(&av->domain->lock);
@@ -529,7 +563,7 @@ static int mrail_av_close(struct fid *fid)
 	pthread_mutex_lock(&av->domain->lock);
 	av->domain->refs--;
 	pthread_mutex_unlock(&av->domain->lock);
-	av_rev_free(av);
+	av_keys_free(av);
 	free(av->peers);
 	free(av);
 	return 0;

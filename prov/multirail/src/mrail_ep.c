@@ -79,14 +79,13 @@ static void rail_handle_error(struct mrail_ep *ep, size_t rail)
 static size_t rail_progress(struct mrail_ep *ep, size_t rail)
 {
 	struct fi_cq_msg_entry comps[MRAIL_RAIL_CQ_BATCH];
-	fi_addr_t srcs[MRAIL_RAIL_CQ_BATCH];
 	struct mrail_rail_ctx *rc;
 	struct mrail_rail_buf *buf;
 	size_t done = 0;
 	ssize_t n, i;
 
 	for (;;) {
-		n = fi_cq_readfrom(ep->rail_cqs[rail], comps, MRAIL_RAIL_CQ_BATCH, srcs);
+		n = fi_cq_read(ep->rail_cqs[rail], comps, MRAIL_RAIL_CQ_BATCH);
 		if (n == -FI_EAVAIL) {
 			rail_handle_error(ep, rail);
 			done++;
@@ -106,7 +105,7 @@ static size_t rail_progress(struct mrail_ep *ep, size_t rail)
 				mrail_msg_handle_tx(ep, buf, 0);
 				continue;
 			}
-			if (!mrail_msg_handle_rx(ep, buf, comps[i].len, srcs[i]))
+			if (!mrail_msg_handle_rx(ep, buf, comps[i].len))
 				continue;
 			if (mrail_ep_repost_rx(ep, buf))
 				MRAIL_WARN(FI_LOG_EP_DATA, "rail %zu: cannot repost a "
@@ -129,6 +128,9 @@ size_t mrail_ep_progress(struct mrail_ep *ep)
 		mrail_rdv_progress(ep);
 	if (ep->hellos)
 		mrail_hello_progress(ep);
+	/* fi_av_insert may have named senders whose messages wait. */
+	if (ep->strangers && ep->stranger_generation != ep->av->key_generation)
+		mrail_msg_retry_strangers(ep);
 	return done;
 }
 
@@ -225,9 +227,12 @@ static int rail_enable(struct mrail_ep *ep, size_t rail)
 	return 0;
 }
 
+static int ep_local_addr(struct mrail_ep *ep, struct mrail_addr *local);
+
 static int ep_enable(struct mrail_ep *ep)
 {
 	struct mrail_railset *rails = &ep->domain->fabric->rails;
+	struct mrail_addr local;
 	size_t rail;
 	int ret;
 
@@ -245,6 +250,16 @@ static int ep_enable(struct mrail_ep *ep)
 				   rails->rails[rail].port, fi_strerror(-ret));
 			return ret;
 		}
+	}
+	/* Every header we send names us by this key (wire.h). */
+	ret = ep_local_addr(ep, &local);
+	if (ret)
+		return ret;
+	ep->self_key = mrail_addr_key(&local);
+	if (!ep->self_key) {
+		MRAIL_WARN(FI_LOG_EP_CTRL, "this endpoint's rail addresses cannot "
+			   "form an mrail address\n");
+		return -FI_EINVAL;
 	}
 	ret = mrail_progress_add_ep(ep->domain, ep);
 	if (ret)
@@ -441,24 +456,38 @@ static int mrail_ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 	return ret;
 }
 
+/* Our full mrail address: the rails' own names carry the ports they were
+ * bound to, known once the rails are enabled. */
+static int ep_local_addr(struct mrail_ep *ep, struct mrail_addr *local)
+{
+	size_t rail, len;
+	int ret;
+
+	*local = ep->domain->local_addr;
+	for (rail = 0; rail < ep->rail_count; rail++) {
+		len = sizeof(local->rails[rail].bytes);
+		ret = fi_getname(&ep->rail_eps[rail]->fid, local->rails[rail].bytes,
+				 &len);
+		if (ret)
+			return ret;
+		local->rails[rail].len = (uint16_t) len;
+	}
+	return 0;
+}
+
 static int mrail_ep_getname(fid_t fid, void *addr, size_t *addrlen)
 {
 	struct mrail_ep *ep = container_of(fid, struct mrail_ep, ep_fid.fid);
-	struct mrail_addr local = ep->domain->local_addr;
 	uint8_t encoded[MRAIL_ADDR_MAX_LEN];
-	size_t rail, len, needed;
+	struct mrail_addr local;
+	size_t needed;
 	int ret;
 
 	if (!ep->enabled)
 		return -FI_EOPBADSTATE;
-	/* The rails' own names carry the ports they were bound to. */
-	for (rail = 0; rail < ep->rail_count; rail++) {
-		len = sizeof(local.rails[rail].bytes);
-		ret = fi_getname(&ep->rail_eps[rail]->fid, local.rails[rail].bytes, &len);
-		if (ret)
-			return ret;
-		local.rails[rail].len = (uint16_t) len;
-	}
+	ret = ep_local_addr(ep, &local);
+	if (ret)
+		return ret;
 	if (mrail_addr_encode(&local, encoded, sizeof(encoded)) < 0)
 		return -FI_EINVAL;
 	needed = mrail_addr_encoded_len(&local);

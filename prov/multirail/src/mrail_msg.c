@@ -254,11 +254,9 @@ void mrail_rx_report_bad_message(struct mrail_ep *ep, size_t rail, const char *w
  * and memory stays bounded by the posted buffers. It is retried whenever
  * the window moves.
  */
-static void rx_hold(struct mrail_ep *ep, struct mrail_rail_buf *buf, size_t len,
-		    fi_addr_t rail_src)
+static void rx_hold(struct mrail_ep *ep, struct mrail_rail_buf *buf, size_t len)
 {
 	buf->held_len = len;
-	buf->held_src = rail_src;
 	buf->held_next = ep->held;
 	ep->held = buf;
 }
@@ -301,6 +299,7 @@ static int hello_send(struct mrail_ep *ep, const struct mrail_hello *hello)
 {
 	struct mrail_av_peer *peer = mrail_av_get_peer(ep->av, hello->peer);
 	struct mrail_wire_hdr hdr = {
+		.sender = ep->self_key,
 		.op = MRAIL_OP_HELLO,
 		.flags = hello->reply ? MRAIL_WIRE_F_REPLY : 0,
 	};
@@ -373,15 +372,15 @@ void mrail_hello_progress(struct mrail_ep *ep)
 
 /*
  * A HELLO or its REPLY: the sender's full address. It may come from a peer
- * no rail knows (its source is then FI_ADDR_NOTAVAIL), so everything in it
- * is checked before the AV sees it.
+ * the AV does not know yet, so everything in it is checked before the AV
+ * sees it, including that the header's sender key is the address's.
  */
 static void rx_hello(struct mrail_ep *ep, size_t rail, const struct mrail_wire_hdr *hdr,
-		     const uint8_t *payload, fi_addr_t rail_src)
+		     const uint8_t *payload)
 {
 	char err[MRAIL_ERR_MAX], why[MRAIL_ERR_MAX + 64];
 	struct mrail_addr addr;
-	fi_addr_t known, peer;
+	fi_addr_t peer;
 
 	if (mrail_addr_decode(payload, hdr->payload_len, &addr, err, sizeof(err))) {
 		snprintf(why, sizeof(why), "HELLO carries no valid address: %s", err);
@@ -397,8 +396,13 @@ static void rx_hello(struct mrail_ep *ep, size_t rail, const struct mrail_wire_h
 			 "this endpoint's rails: %s", err);
 		goto bad;
 	}
-	known = mrail_av_peer_of_rail_addr(ep->av, rail, rail_src);
-	if (mrail_av_learn_peer(ep->av, &addr, known, &peer)) {
+	if (hdr->sender != mrail_addr_key(&addr)) {
+		snprintf(why, sizeof(why), "HELLO's sender key 0x%016" PRIx64
+			 " is not the key of the address it carries",
+			 hdr->sender);
+		goto bad;
+	}
+	if (mrail_av_learn_peer(ep->av, &addr, &peer)) {
 		snprintf(why, sizeof(why), "cannot insert the peer that sent a "
 			 "HELLO into the AV");
 		goto bad;
@@ -452,56 +456,62 @@ static struct mrail_rx_msg *rx_msg_from_wire(struct mrail_ep *ep,
 	return msg;
 }
 
-bool mrail_msg_handle_rx(struct mrail_ep *ep, struct mrail_rail_buf *buf,
-			 size_t len, fi_addr_t rail_src)
+/* What became of one received mrail message. */
+enum rx_verdict {
+	RX_DONE,		/* consumed, or dropped after a report */
+	RX_AHEAD,		/* ahead of its peer's window: keep, retry later */
+	RX_STRANGER,		/* from a sender key the AV does not know yet */
+};
+
+/* *sender is the header's sender key, for RX_STRANGER. */
+static enum rx_verdict rx_dispatch(struct mrail_ep *ep, size_t rail,
+				   const uint8_t *data, size_t len, uint64_t *sender)
 {
-	const uint8_t *payload = buf->data + MRAIL_WIRE_HDR_LEN;
+	const uint8_t *payload = data + MRAIL_WIRE_HDR_LEN;
 	struct mrail_wire_hdr hdr;
 	struct mrail_peer_rx *rx;
 	struct mrail_rx_msg *msg;
 	char err[MRAIL_ERR_MAX];
-	size_t rail = buf->rc.rail;
 	fi_addr_t peer;
 	void *next;
 	int ret;
 
-	if (mrail_wire_hdr_decode(buf->data, len, &ep->limits, &hdr, err, sizeof(err))) {
+	if (mrail_wire_hdr_decode(data, len, &ep->limits, &hdr, err, sizeof(err))) {
 		mrail_rx_report_bad_message(ep, rail, err);
-		return true;
+		return RX_DONE;
 	}
 	if (hdr.op == MRAIL_OP_HELLO) {
-		rx_hello(ep, rail, &hdr, payload, rail_src);
-		return true;
+		rx_hello(ep, rail, &hdr, payload);
+		return RX_DONE;
 	}
-	peer = mrail_av_peer_of_rail_addr(ep->av, rail, rail_src);
+	peer = mrail_av_peer_of_key(ep->av, hdr.sender);
 	if (peer == FI_ADDR_NOTAVAIL) {
-		mrail_rx_report_bad_message(ep, rail, "sender is not in the AV");
-		return true;
+		*sender = hdr.sender;
+		return RX_STRANGER;
 	}
 	if (hdr.op == MRAIL_OP_ACK) {
 		mrail_rdv_handle_ack(ep, rail, peer, &hdr, payload);
-		return true;
+		return RX_DONE;
 	}
 	if (hdr.op >= MRAIL_OP_WRITE) {
 		mrail_rma_handle_rx(ep, rail, peer, &hdr, payload);
-		return true;
+		return RX_DONE;
 	}
 	rx = peer_rx(ep, peer);
 	if (!rx) {
 		mrail_rx_report_bad_message(ep, rail, "out of memory");
-		return true;
+		return RX_DONE;
 	}
 	msg = rx_msg_from_wire(ep, &hdr, payload, peer, err, sizeof(err));
 	if (!msg) {
 		mrail_rx_report_bad_message(ep, rail, err);
-		return true;
+		return RX_DONE;
 	}
 
 	ret = mrail_reorder_push(&rx->reorder, hdr.seq, msg);
 	if (ret == -ERANGE && hdr.seq - rx->reorder.next < MRAIL_SEQ_HOSTILE_DISTANCE) {
 		free(msg);
-		rx_hold(ep, buf, len, rail_src);
-		return false;
+		return RX_AHEAD;
 	}
 	if (ret) {
 		free(msg);
@@ -510,13 +520,115 @@ bool mrail_msg_handle_rx(struct mrail_ep *ep, struct mrail_rail_buf *buf,
 			 ret == -EALREADY ? "duplicate" : "impossibly far ahead",
 			 hdr.seq, (uint64_t) peer, rx->reorder.next);
 		mrail_rx_report_bad_message(ep, rail, err);
-		return true;
+		return RX_DONE;
 	}
 	while ((next = mrail_reorder_pop(&rx->reorder)))
 		deliver_in_order(ep, next);
-	if (ep->held)
+	ep->window_moved = true;
+	return RX_DONE;
+}
+
+/* ---- messages from senders not in the AV yet ---- */
+
+/*
+ * libfabric lets a peer that inserted us send before we insert it (Open
+ * MPI's lazy add_procs does). Its messages are copied out of the rail's
+ * buffer, which goes back to the rail at once so other peers are not held
+ * up, and wait here, in arrival order, until the AV learns their sender key
+ * (fi_av_insert, or the peer's HELLO). At most MRAIL_STRANGER_MAX of them
+ * wait at a time; a message past that is dropped with a warning, since
+ * nothing bounds what an unknown sender may send.
+ */
+struct mrail_stranger_msg {
+	struct mrail_stranger_msg *next;
+	size_t rail;
+	size_t len;
+	uint8_t data[];
+};
+
+static void stranger_keep(struct mrail_ep *ep, size_t rail, const uint8_t *data,
+			  size_t len, uint64_t sender)
+{
+	struct mrail_stranger_msg *msg;
+	if (ep->stranger_count >= MRAIL_STRANGER_MAX) {
+		MRAIL_WARN(FI_LOG_EP_DATA, "rail %zu: dropped a message from "
+			   "sender key 0x%016" PRIx64 ", which is not in the "
+			   "AV: %d messages from unknown senders are waiting "
+			   "already\n", rail + 1, sender, MRAIL_STRANGER_MAX);
+		return;
+	}
+	msg = malloc(sizeof(*msg) + len);
+	if (!msg) {
+		MRAIL_WARN(FI_LOG_EP_DATA, "rail %zu: out of memory: dropped a "
+			   "message from sender key 0x%016" PRIx64 ", which is "
+			   "not in the AV yet\n", rail + 1, sender);
+		return;
+	}
+	msg->next = NULL;
+	msg->rail = rail;
+	msg->len = len;
+	memcpy(msg->data, data, len);
+	LL_APPEND(ep->strangers, msg);
+	ep->stranger_count++;
+	MRAIL_DBG(FI_LOG_EP_DATA, "rail %zu: a message from sender key 0x%016"
+		  PRIx64 " waits for the AV to learn it\n", rail + 1, sender);
+}
+
+/* Retries every waiting message in arrival order; those whose sender is
+ * still unknown, or which are still ahead of their peer's window, stay. */
+void mrail_msg_retry_strangers(struct mrail_ep *ep)
+{
+	struct mrail_stranger_msg *msg, *tmp;
+	uint64_t sender;
+
+	ep->stranger_generation = ep->av->key_generation;
+	LL_FOREACH_SAFE(ep->strangers, msg, tmp) {
+		if (rx_dispatch(ep, msg->rail, msg->data, msg->len, &sender) != RX_DONE)
+			continue;
+		LL_DELETE(ep->strangers, msg);
+		ep->stranger_count--;
+		free(msg);
+	}
+}
+
+static void strangers_free(struct mrail_ep *ep)
+{
+	struct mrail_stranger_msg *msg, *tmp;
+
+	LL_FOREACH_SAFE(ep->strangers, msg, tmp) {
+		LL_DELETE(ep->strangers, msg);
+		free(msg);
+	}
+	ep->stranger_count = 0;
+}
+
+bool mrail_msg_handle_rx(struct mrail_ep *ep, struct mrail_rail_buf *buf,
+			 size_t len)
+{
+	size_t rail = buf->rc.rail;
+	bool consumed = true;
+	uint64_t sender = 0;
+
+	ep->window_moved = false;
+	switch (rx_dispatch(ep, rail, buf->data, len, &sender)) {
+	case RX_AHEAD:
+		rx_hold(ep, buf, len);
+		consumed = false;
+		break;
+	case RX_STRANGER:
+		stranger_keep(ep, rail, buf->data, len, sender);
+		break;
+	case RX_DONE:
+		break;
+	}
+	/* A HELLO may have taught the AV a key; a delivery may have moved a
+	 * window that held messages wait for. */
+	if (ep->strangers && (ep->window_moved ||
+			      ep->stranger_generation != ep->av->key_generation))
+		mrail_msg_retry_strangers(ep);
+	if (ep->window_moved && ep->held)
 		rx_retry_held(ep);
-	return true;
+	return consumed;
 }
 
 /* The window moved: held buffers that now fit are consumed and reposted. */
@@ -528,7 +640,7 @@ static void rx_retry_held(struct mrail_ep *ep)
 	while ((buf = list)) {
 		list = buf->held_next;
 		/* Holds itself again (onto ep->held) if it still does not fit. */
-		if (mrail_msg_handle_rx(ep, buf, buf->held_len, buf->held_src) &&
+		if (mrail_msg_handle_rx(ep, buf, buf->held_len) &&
 		    mrail_ep_repost_rx(ep, buf))
 			MRAIL_WARN(FI_LOG_EP_DATA, "rail %zu: cannot repost a "
 				   "receive buffer\n", buf->rc.rail + 1);
@@ -744,6 +856,7 @@ ssize_t mrail_send_common(struct mrail_ep *ep, const struct iovec *iov, size_t c
 {
 	size_t len = mrail_iov_total(iov, count);
 	struct mrail_wire_hdr hdr = {
+		.sender = ep->self_key,
 		.op = len > MRAIL_EAGER_MAX ? MRAIL_OP_RTS : MRAIL_OP_EAGER,
 		.flags = (tagged ? MRAIL_WIRE_F_TAGGED : 0) |
 			 ((flags & FI_REMOTE_CQ_DATA) ? MRAIL_WIRE_F_CQ_DATA : 0),
@@ -830,6 +943,7 @@ void mrail_msg_flush(struct mrail_ep *ep)
 			free(held);
 	}
 	mrail_rdv_flush(ep);
+	strangers_free(ep);
 	while ((hello = ep->hellos)) {
 		LL_DELETE(ep->hellos, hello);
 		free(hello);

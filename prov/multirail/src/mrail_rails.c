@@ -98,7 +98,7 @@ static struct fi_info *rail_hints_alloc(const struct mrail_corelib *lib,
 	if (!hints)
 		return NULL;
 	/* Rendezvous reads the sender's buffer with RMA over every rail. */
-	hints->caps = FI_MSG | FI_SOURCE | FI_RMA | FI_READ | FI_REMOTE_READ;
+	hints->caps = FI_MSG | FI_RMA | FI_READ | FI_REMOTE_READ;
 	hints->mode = MRAIL_RAIL_MODES;
 	hints->ep_attr->type = FI_EP_RDM;
 	hints->domain_attr->mr_mode = MRAIL_RAIL_MR_MODES;

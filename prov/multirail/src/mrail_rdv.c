@@ -447,6 +447,7 @@ void mrail_rdv_ack_sender(struct mrail_ep *ep, fi_addr_t peer, uint64_t req_id,
 			  int32_t status)
 {
 	struct mrail_wire_hdr hdr = {
+		.sender = ep->self_key,
 		.op = MRAIL_OP_ACK,
 		.payload_len = MRAIL_WIRE_ACK_LEN,
 		.req_id = req_id,

@@ -153,6 +153,7 @@ static void rma_handle_read_req(struct mrail_ep *ep, size_t rail, fi_addr_t peer
 				const uint8_t *payload)
 {
 	struct mrail_wire_hdr resp = {
+		.sender = ep->self_key,
 		.op = MRAIL_OP_READ_RESP,
 		.req_id = hdr->req_id,
 	};
@@ -342,6 +343,7 @@ static ssize_t rma_write(struct mrail_ep *ep, const struct iovec *iov,
 {
 	bool cq_data = flags & FI_REMOTE_CQ_DATA;
 	struct mrail_wire_hdr hdr = {
+		.sender = ep->self_key,
 		.op = MRAIL_OP_WRITE,
 		.flags = cq_data ? MRAIL_WIRE_F_CQ_DATA : 0,
 		.cq_data = cq_data ? data : 0,
@@ -389,6 +391,7 @@ static ssize_t rma_read(struct mrail_ep *ep, const struct iovec *iov,
 			void *context, uint64_t flags)
 {
 	struct mrail_wire_hdr hdr = {
+		.sender = ep->self_key,
 		.op = MRAIL_OP_READ_REQ,
 		.payload_len = MRAIL_WIRE_RMA_LEN,
 	};
