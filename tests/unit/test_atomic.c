@@ -813,3 +813,177 @@ Test(atomic_apply, what_needs_no_buffer)
 	cr_assert_eq(mrail_atomic_apply(FI_SUM, FI_VOID, NULL, NULL, NULL, NULL, 0),
 		     -EINVAL);
 }
+
+/* ---- random run of every op on the integers against a reference ------------ */
+
+/*
+ * The reference keeps an element as the low bits of a uint64_t and computes
+ * every op on that, from fi_atomic(3)'s pseudo-code: orders on the values
+ * sign-extended to int64_t for signed types, sums and products modulo 2^64
+ * then truncated to the width (the same residue modulo 2^bits).
+ */
+struct int_type {
+	enum fi_datatype dt;
+	unsigned int bits;
+	bool is_signed;
+};
+
+static const struct int_type int_types[] = {
+	{ FI_INT8, 8, true }, { FI_UINT8, 8, false },
+	{ FI_INT16, 16, true }, { FI_UINT16, 16, false },
+	{ FI_INT32, 32, true }, { FI_UINT32, 32, false },
+	{ FI_INT64, 64, true }, { FI_UINT64, 64, false },
+};
+
+static uint64_t width_mask(unsigned int bits)
+{
+	return bits == 64 ? UINT64_MAX : (UINT64_C(1) << bits) - 1;
+}
+
+static int64_t as_signed(const struct int_type *it, uint64_t v)
+{
+	uint64_t sign = UINT64_C(1) << (it->bits - 1);
+
+	v &= width_mask(it->bits);
+	/* two's complement by hand: v - 2^bits when the sign bit is set */
+	return (v & sign) ? -(int64_t) (~v & width_mask(it->bits)) - 1 : (int64_t) v;
+}
+
+/* -1, 0 or 1 as a stands before, with or after b. */
+static int ref_cmp(const struct int_type *it, uint64_t a, uint64_t b)
+{
+	if (it->is_signed) {
+		int64_t x = as_signed(it, a), y = as_signed(it, b);
+
+		return x < y ? -1 : x > y;
+	}
+	return a < b ? -1 : a > b;
+}
+
+static uint64_t ref_int(const struct int_type *it, enum fi_op op, uint64_t t,
+			uint64_t o, uint64_t c)
+{
+	uint64_t m = width_mask(it->bits);
+
+	switch (op) {
+	case FI_MIN: return ref_cmp(it, o, t) < 0 ? o : t;
+	case FI_MAX: return ref_cmp(it, o, t) > 0 ? o : t;
+	case FI_SUM: return (t + o) & m;
+	case FI_PROD: return (t * o) & m;
+	case FI_LOR: return t || o;
+	case FI_LAND: return t && o;
+	case FI_BOR: return t | o;
+	case FI_BAND: return t & o;
+	case FI_LXOR: return (t && !o) || (!t && o);
+	case FI_BXOR: return t ^ o;
+	case FI_ATOMIC_READ: return t;
+	case FI_ATOMIC_WRITE: return o;
+	case FI_CSWAP: return ref_cmp(it, c, t) == 0 ? o : t;
+	case FI_CSWAP_NE: return ref_cmp(it, c, t) != 0 ? o : t;
+	case FI_CSWAP_LE: return ref_cmp(it, c, t) <= 0 ? o : t;
+	case FI_CSWAP_LT: return ref_cmp(it, c, t) < 0 ? o : t;
+	case FI_CSWAP_GE: return ref_cmp(it, c, t) >= 0 ? o : t;
+	case FI_CSWAP_GT: return ref_cmp(it, c, t) > 0 ? o : t;
+	default: return (o & c) | (t & ~c); /* FI_MSWAP */
+	}
+}
+
+/* An element's bytes in the host's order, through the C type of its width. */
+static void put_int(unsigned char *p, unsigned int bits, uint64_t v)
+{
+	uint8_t v8 = (uint8_t) v;
+	uint16_t v16 = (uint16_t) v;
+	uint32_t v32 = (uint32_t) v;
+
+	switch (bits) {
+	case 8: memcpy(p, &v8, 1); break;
+	case 16: memcpy(p, &v16, 2); break;
+	case 32: memcpy(p, &v32, 4); break;
+	default: memcpy(p, &v, 8); break;
+	}
+}
+
+static uint64_t get_int(const unsigned char *p, unsigned int bits)
+{
+	uint8_t v8;
+	uint16_t v16;
+	uint32_t v32;
+	uint64_t v64;
+
+	switch (bits) {
+	case 8: memcpy(&v8, p, 1); return v8;
+	case 16: memcpy(&v16, p, 2); return v16;
+	case 32: memcpy(&v32, p, 4); return v32;
+	default: memcpy(&v64, p, 8); return v64;
+	}
+}
+
+/* Mostly the values at the edges, where wrong code shows. */
+static uint64_t random_int(uint64_t *rng, unsigned int bits)
+{
+	static const uint64_t edges[] = { 0, 1, 2, 3, UINT64_MAX, UINT64_MAX - 1 };
+	uint64_t m = width_mask(bits), sign = UINT64_C(1) << (bits - 1);
+
+	switch (test_rng_below(rng, 5)) {
+	case 0:
+		return edges[test_rng_below(rng, ARRAY_SIZE(edges))] & m;
+	case 1:
+		return (sign + test_rng_below(rng, 3) - 1) & m; /* around the sign bit */
+	case 2:
+		return test_rng_below(rng, 8);
+	default:
+		return test_rng_next(rng) & m;
+	}
+}
+
+Test(atomic_apply_int, random_run_matches_the_reference)
+{
+	enum { COUNT = 7, ROUNDS = 300 };
+	uint64_t rng = 0x9e3779b97f4a7c15ULL;
+	size_t ti, round, i;
+	unsigned int checked = 0;
+	int op;
+
+	for (ti = 0; ti < ARRAY_SIZE(int_types); ti++) {
+		const struct int_type *it = &int_types[ti];
+		size_t size = it->bits / 8;
+
+		for (op = 0; op < FI_ATOMIC_OP_LAST; op++) {
+			for (round = 0; round < ROUNDS; round++) {
+				uint64_t t[COUNT], o[COUNT], c[COUNT];
+				unsigned char tb[COUNT * 8], ob[COUNT * 8], cb[COUNT * 8];
+				unsigned char got[COUNT * 8], old[COUNT * 8];
+
+				for (i = 0; i < COUNT; i++) {
+					t[i] = random_int(&rng, it->bits);
+					o[i] = random_int(&rng, it->bits);
+					/* compare often equal to the target */
+					c[i] = test_rng_below(&rng, 3) ? t[i] + test_rng_below(&rng, 3) - 1 :
+						random_int(&rng, it->bits);
+					c[i] &= width_mask(it->bits);
+					put_int(tb + i * size, it->bits, t[i]);
+					put_int(ob + i * size, it->bits, o[i]);
+					put_int(cb + i * size, it->bits, c[i]);
+				}
+				cr_assert_eq(run_apply(op, it->dt, size, COUNT, tb, ob, cb, got,
+						       old), 0);
+				for (i = 0; i < COUNT; i++) {
+					uint64_t want = ref_int(it, op, t[i], o[i], c[i]);
+
+					cr_assert_eq(get_int(got + i * size, it->bits), want,
+						     "op %d datatype %d: t %#llx o %#llx c %#llx "
+						     "gave %#llx, want %#llx", op, it->dt,
+						     (unsigned long long) t[i],
+						     (unsigned long long) o[i],
+						     (unsigned long long) c[i],
+						     (unsigned long long) get_int(got + i * size,
+										   it->bits),
+						     (unsigned long long) want);
+					cr_assert_eq(get_int(old + i * size, it->bits), t[i]);
+					checked++;
+				}
+			}
+		}
+	}
+	cr_assert_eq(checked, ARRAY_SIZE(int_types) * FI_ATOMIC_OP_LAST * ROUNDS * COUNT);
+}
