@@ -443,24 +443,23 @@ Test(atomic_apply_int, write_replaces_target)
  */
 Test(atomic_apply_int, conditional_swaps_hold_and_fail)
 {
-	CHECK_APPLY(FI_CSWAP, FI_INT32, int32_t, ((int32_t[]){ 5, 5, 5 }),
-		    ((int32_t[]){ 100, 200, 300 }), ((int32_t[]){ 4, 5, 6 }),
-		    ((int32_t[]){ 5, 200, 5 }));
-	CHECK_APPLY(FI_CSWAP_NE, FI_INT32, int32_t, ((int32_t[]){ 5, 5, 5 }),
-		    ((int32_t[]){ 100, 200, 300 }), ((int32_t[]){ 4, 5, 6 }),
-		    ((int32_t[]){ 100, 5, 300 }));
-	CHECK_APPLY(FI_CSWAP_LE, FI_INT32, int32_t, ((int32_t[]){ 5, 5, 5 }),
-		    ((int32_t[]){ 100, 200, 300 }), ((int32_t[]){ 4, 5, 6 }),
-		    ((int32_t[]){ 100, 200, 5 }));
-	CHECK_APPLY(FI_CSWAP_LT, FI_INT32, int32_t, ((int32_t[]){ 5, 5, 5 }),
-		    ((int32_t[]){ 100, 200, 300 }), ((int32_t[]){ 4, 5, 6 }),
-		    ((int32_t[]){ 100, 5, 5 }));
-	CHECK_APPLY(FI_CSWAP_GE, FI_INT32, int32_t, ((int32_t[]){ 5, 5, 5 }),
-		    ((int32_t[]){ 100, 200, 300 }), ((int32_t[]){ 4, 5, 6 }),
-		    ((int32_t[]){ 5, 200, 300 }));
-	CHECK_APPLY(FI_CSWAP_GT, FI_INT32, int32_t, ((int32_t[]){ 5, 5, 5 }),
-		    ((int32_t[]){ 100, 200, 300 }), ((int32_t[]){ 4, 5, 6 }),
-		    ((int32_t[]){ 5, 5, 300 }));
+	static const struct {
+		enum fi_op op;
+		int32_t want[3];
+	} swaps[] = {
+		{ FI_CSWAP,	{ 5, 200, 5 } },
+		{ FI_CSWAP_NE,	{ 100, 5, 300 } },
+		{ FI_CSWAP_LE,	{ 100, 200, 5 } },
+		{ FI_CSWAP_LT,	{ 100, 5, 5 } },
+		{ FI_CSWAP_GE,	{ 5, 200, 300 } },
+		{ FI_CSWAP_GT,	{ 5, 5, 300 } },
+	};
+	size_t k;
+
+	for (k = 0; k < ARRAY_SIZE(swaps); k++)
+		CHECK_APPLY(swaps[k].op, FI_INT32, int32_t, ((int32_t[]){ 5, 5, 5 }),
+			    ((int32_t[]){ 100, 200, 300 }), ((int32_t[]){ 4, 5, 6 }),
+			    swaps[k].want);
 }
 
 /* Signed and unsigned order differ where the top bit is set. */

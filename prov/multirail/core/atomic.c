@@ -71,6 +71,12 @@ struct atomic_type {
 	void (*prod)(void *res, const void *a, const void *b);
 };
 
+/* Declares a and b of type T, copied from the bytes at pa and pb. */
+#define LOAD_PAIR(T, a, b, pa, pb)					\
+	T a, b;								\
+	memcpy(&a, (pa), sizeof(a));					\
+	memcpy(&b, (pb), sizeof(b))
+
 /*
  * The order of two values of type T. Written with the three comparisons so
  * that a NaN, for which all three are false, comes out as ORDER_NONE.
@@ -78,10 +84,8 @@ struct atomic_type {
 #define DEFINE_ORDER(name, T)						\
 static enum atomic_order name##_order(const void *pa, const void *pb)	\
 {									\
-	T a, b;								\
+	LOAD_PAIR(T, a, b, pa, pb);					\
 									\
-	memcpy(&a, pa, sizeof(a));					\
-	memcpy(&b, pb, sizeof(b));					\
 	if (a < b)							\
 		return ORDER_LESS;					\
 	if (a > b)							\
@@ -93,10 +97,8 @@ static enum atomic_order name##_order(const void *pa, const void *pb)	\
 #define DEFINE_EQUALITY(name, T)					\
 static enum atomic_order name##_order(const void *pa, const void *pb)	\
 {									\
-	T a, b;								\
+	LOAD_PAIR(T, a, b, pa, pb);					\
 									\
-	memcpy(&a, pa, sizeof(a));					\
-	memcpy(&b, pb, sizeof(b));					\
 	return a == b ? ORDER_EQUAL : ORDER_NONE;			\
 }
 
@@ -124,26 +126,18 @@ static void name##_from_truth(void *res, bool truth)			\
  * back to a signed T is modulo 2^bits (gcc and clang define it so). For
  * floating-point and complex types W is T itself.
  */
-#define DEFINE_ARITH(name, T, W)					\
-static void name##_sum(void *res, const void *pa, const void *pb)	\
+#define DEFINE_BINARY(fn, T, W, operator)				\
+static void fn(void *res, const void *pa, const void *pb)		\
 {									\
-	T a, b, r;							\
+	LOAD_PAIR(T, a, b, pa, pb);					\
+	const T r = (T) ((W) a operator (W) b);				\
 									\
-	memcpy(&a, pa, sizeof(a));					\
-	memcpy(&b, pb, sizeof(b));					\
-	r = (T) ((W) a + (W) b);					\
-	memcpy(res, &r, sizeof(r));					\
-}									\
-									\
-static void name##_prod(void *res, const void *pa, const void *pb)	\
-{									\
-	T a, b, r;							\
-									\
-	memcpy(&a, pa, sizeof(a));					\
-	memcpy(&b, pb, sizeof(b));					\
-	r = (T) ((W) a * (W) b);					\
 	memcpy(res, &r, sizeof(r));					\
 }
+
+#define DEFINE_ARITH(name, T, W)					\
+	DEFINE_BINARY(name##_sum, T, W, +)				\
+	DEFINE_BINARY(name##_prod, T, W, *)
 
 #define DEFINE_ORDERED_TYPE(name, T, W)					\
 	DEFINE_ORDER(name, T)						\
