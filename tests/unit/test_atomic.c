@@ -87,6 +87,10 @@ Test(atomic_valid, every_combination_matches_the_table)
 	size_t row, valid = 0, invalid = 0;
 	int kind, dt;
 
+	/* The columns above follow libfabric 1.17's enum order. */
+	cr_assert_eq(FI_FLOAT, 8);
+	cr_assert_eq(FI_LONG_DOUBLE_COMPLEX, 13);
+	cr_assert_eq(FI_UINT128, 15);
 	cr_assert_eq(ARRAY_SIZE(expected_valid), FI_ATOMIC_OP_LAST);
 	for (row = 0; row < ARRAY_SIZE(expected_valid); row++) {
 		cr_assert_eq(expected_valid[row].op, (enum fi_op) row);
@@ -231,6 +235,11 @@ Test(atomic_len, refusals)
 				      &len), -EOPNOTSUPP);
 	cr_assert_eq(mrail_atomic_len(MRAIL_ATOMIC_PLAIN, FI_ATOMIC_OP_LAST, FI_INT32, 1,
 				      &len), -EINVAL);
+	cr_assert_eq(mrail_atomic_len(MRAIL_ATOMIC_KIND_COUNT, FI_SUM, FI_INT32, 1, &len),
+		     -EINVAL);
+	cr_assert_eq(mrail_atomic_len(MRAIL_ATOMIC_PLAIN, FI_SUM, FI_VOID, 1, &len),
+		     -EINVAL);
+	cr_assert_eq(len.operand, 1, "len written on refusal");
 	cr_assert_eq(mrail_atomic_len(MRAIL_ATOMIC_FETCH, FI_SUM, FI_UINT64,
 				      SIZE_MAX / 8 + 1, &len), -EOVERFLOW);
 	cr_assert_eq(mrail_atomic_len(MRAIL_ATOMIC_FETCH, FI_SUM, FI_UINT8, SIZE_MAX,
