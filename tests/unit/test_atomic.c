@@ -198,6 +198,24 @@ Test(atomic_flags, query_flags_name_the_kind)
 	cr_assert_eq(kind, MRAIL_ATOMIC_KIND_COUNT, "kind written on refusal");
 }
 
+Test(atomic_access, what_each_kind_needs_of_the_region)
+{
+	const uint64_t rw = FI_REMOTE_READ | FI_REMOTE_WRITE;
+
+	cr_assert_eq(mrail_atomic_access(MRAIL_ATOMIC_PLAIN, FI_SUM), FI_REMOTE_WRITE);
+	cr_assert_eq(mrail_atomic_access(MRAIL_ATOMIC_PLAIN, FI_ATOMIC_WRITE),
+		     FI_REMOTE_WRITE);
+	cr_assert_eq(mrail_atomic_access(MRAIL_ATOMIC_FETCH, FI_ATOMIC_READ),
+		     FI_REMOTE_READ);
+	cr_assert_eq(mrail_atomic_access(MRAIL_ATOMIC_FETCH, FI_ATOMIC_WRITE), rw);
+	cr_assert_eq(mrail_atomic_access(MRAIL_ATOMIC_FETCH, FI_MIN), rw);
+	cr_assert_eq(mrail_atomic_access(MRAIL_ATOMIC_COMPARE, FI_CSWAP), rw);
+	cr_assert_eq(mrail_atomic_access(MRAIL_ATOMIC_COMPARE, FI_MSWAP), rw);
+	cr_assert_eq(mrail_atomic_access(MRAIL_ATOMIC_KIND_COUNT, FI_SUM), 0);
+	cr_assert_eq(mrail_atomic_access(MRAIL_ATOMIC_FETCH, FI_ATOMIC_OP_LAST), 0);
+	cr_assert_eq(mrail_atomic_access(MRAIL_ATOMIC_FETCH, FI_NOOP), 0);
+}
+
 /* ---- lengths ------------------------------------------------------------ */
 
 static void check_len(enum mrail_atomic_kind kind, enum fi_op op,

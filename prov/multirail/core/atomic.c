@@ -254,6 +254,18 @@ int mrail_atomic_kind_from_flags(uint64_t flags, enum mrail_atomic_kind *kind)
 	return 0;
 }
 
+uint64_t mrail_atomic_access(enum mrail_atomic_kind kind, enum fi_op op)
+{
+	if ((unsigned int) kind >= MRAIL_ATOMIC_KIND_COUNT ||
+	    (unsigned int) op >= (unsigned int) FI_ATOMIC_OP_LAST)
+		return 0;
+	if (kind == MRAIL_ATOMIC_PLAIN)
+		return FI_REMOTE_WRITE;
+	if (op == FI_ATOMIC_READ)
+		return FI_REMOTE_READ;
+	return FI_REMOTE_READ | FI_REMOTE_WRITE;
+}
+
 int mrail_atomic_len(enum mrail_atomic_kind kind, enum fi_op op,
 		     enum fi_datatype datatype, size_t count,
 		     struct mrail_atomic_len *len)

@@ -69,6 +69,17 @@ int mrail_atomic_valid(enum mrail_atomic_kind kind, enum fi_op op,
  */
 int mrail_atomic_kind_from_flags(uint64_t flags, enum mrail_atomic_kind *kind);
 
+/*
+ * The access an atomic needs of the target region, in FI_REMOTE_READ and
+ * FI_REMOTE_WRITE bits (for mrail_rma_check): FI_REMOTE_WRITE for a plain
+ * atomic (it returns nothing), FI_REMOTE_READ for FI_ATOMIC_READ,
+ * both for the other fetch and the compare atomics (fi_atomic(3): their
+ * target "must be enabled for remote read access", and they write it).
+ * 0 for a kind or op outside its enum; the combination itself is
+ * mrail_atomic_valid's to check.
+ */
+uint64_t mrail_atomic_access(enum mrail_atomic_kind kind, enum fi_op op);
+
 /* Bytes each part of an atomic of count elements occupies. */
 struct mrail_atomic_len {
 	size_t operand;	/* the initiator's operand (buf): 0 for FI_ATOMIC_READ */
