@@ -1,0 +1,486 @@
+/*
+ * Unit tests of core/stripe_policy.c: weighted striping's exact splits, its
+ * minimum-stripe and alignment rules on random inputs, and adaptive striping
+ * over simulated rails (a stripe's delivery time is bytes / rate, plus a
+ * fixed per-operation cost where said), including recovery after a rate
+ * change and re-probing of a starved rail.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <criterion/criterion.h>
+
+#include "test_rng.h"
+
+#include "stripe_policy.h"
+
+#define KIB 1024ULL
+#define MIB (1024ULL * 1024ULL)
+
+static struct mrail_stripe out[MRAIL_MAX_RAILS];
+
+static void expect_stripe(int i, unsigned rail, uint64_t offset, uint64_t len)
+{
+	cr_expect_eq(out[i].rail, rail, "stripe %d rail %u, expected %u", i,
+		     out[i].rail, rail);
+	cr_expect_eq(out[i].offset, offset, "stripe %d offset %llu, expected %llu",
+		     i, (unsigned long long) out[i].offset,
+		     (unsigned long long) offset);
+	cr_expect_eq(out[i].len, len, "stripe %d len %llu, expected %llu", i,
+		     (unsigned long long) out[i].len, (unsigned long long) len);
+}
+
+Test(weighted, four_to_one_unaligned)
+{
+	static const uint32_t w[] = { 4, 1 };
+
+	/* 1 MiB * 4/5 = 838860.8: the first stripe ends at 838860. */
+	cr_assert_eq(mrail_stripe_weighted(MIB, 2, w, 1, 1, out), 2);
+	expect_stripe(0, 0, 0, 838860);
+	expect_stripe(1, 1, 838860, MIB - 838860);
+}
+
+Test(weighted, four_to_one_aligned)
+{
+	static const uint32_t w[] = { 4, 1 };
+
+	/* 838860 rounded down to 4096 is 835584. */
+	cr_assert_eq(mrail_stripe_weighted(MIB, 2, w, 4096, 4096, out), 2);
+	expect_stripe(0, 0, 0, 835584);
+	expect_stripe(1, 1, 835584, MIB - 835584);
+}
+
+Test(weighted, equal_weights_match_even_striping)
+{
+	static const uint32_t w[] = { 7, 7, 7, 7 };
+	struct mrail_stripe even[MRAIL_MAX_RAILS];
+
+	cr_assert_eq(mrail_stripe_even(4 * MIB, 4, 0, 16 * KIB, 64, even), 4);
+	cr_assert_eq(mrail_stripe_weighted(4 * MIB, 4, w, 16 * KIB, 64, out), 4);
+	for (int i = 0; i < 4; i++)
+		expect_stripe(i, even[i].rail, even[i].offset, even[i].len);
+}
+
+Test(weighted, zero_weight_rail_gets_nothing)
+{
+	static const uint32_t w[] = { 1, 0, 1 };
+
+	cr_assert_eq(mrail_stripe_weighted(100 * KIB, 3, w, 1, 1, out), 2);
+	expect_stripe(0, 0, 0, 50 * KIB);
+	expect_stripe(1, 2, 50 * KIB, 50 * KIB);
+}
+
+Test(weighted, a_rail_below_the_minimum_is_dropped_and_its_share_redistributed)
+{
+	static const uint32_t w[] = { 4, 2, 1 };
+
+	/* 70 KiB at 4:2:1 is 40 + 20 + 10 KiB; 10 < 16, so rail 2 goes and
+	 * 70 KiB at 4:2 is 46.67 + 23.33 KiB. */
+	cr_assert_eq(mrail_stripe_weighted(70 * KIB, 3, w, 16 * KIB, 1, out), 2);
+	expect_stripe(0, 0, 0, 70 * KIB * 4 / 6);
+	expect_stripe(1, 1, 70 * KIB * 4 / 6, 70 * KIB - 70 * KIB * 4 / 6);
+}
+
+Test(weighted, drops_continue_until_the_heaviest_rail_alone)
+{
+	static const uint32_t w[] = { 10, 1, 1 };
+
+	cr_assert_eq(mrail_stripe_weighted(100 * KIB, 3, w, 16 * KIB, 64, out), 1);
+	expect_stripe(0, 0, 0, 100 * KIB);
+}
+
+Test(weighted, equal_lightest_weights_drop_the_highest_index_first)
+{
+	static const uint32_t w[] = { 1, 1, 1 };
+
+	/* 40 KiB over three: 13.3 KiB each < 16; drop rail 2, then 20 + 20. */
+	cr_assert_eq(mrail_stripe_weighted(40 * KIB, 3, w, 16 * KIB, 1, out), 2);
+	expect_stripe(0, 0, 0, 20 * KIB);
+	expect_stripe(1, 1, 20 * KIB, 20 * KIB);
+}
+
+Test(weighted, transfer_below_the_minimum_stays_whole)
+{
+	static const uint32_t w[] = { 1, 3 };
+
+	cr_assert_eq(mrail_stripe_weighted(5000, 2, w, 16 * KIB, 64, out), 1);
+	expect_stripe(0, 1, 0, 5000);
+}
+
+Test(weighted, alignment_that_empties_a_stripe_drops_the_rail)
+{
+	static const uint32_t w[] = { 1, 1 };
+
+	/* Two 3000-byte halves: the first would end at 0 on a 4096 boundary;
+	 * of equal weights the higher rail goes. */
+	cr_assert_eq(mrail_stripe_weighted(6000, 2, w, 1, 4096, out), 1);
+	expect_stripe(0, 0, 0, 6000);
+}
+
+Test(weighted, zero_length_has_no_stripes)
+{
+	static const uint32_t w[] = { 1 };
+
+	cr_expect_eq(mrail_stripe_weighted(0, 1, w, 1, 1, out), 0);
+}
+
+Test(weighted, largest_transfer_and_weights_do_not_overflow)
+{
+	uint32_t w[MRAIL_MAX_RAILS];
+	uint64_t sum = 0;
+	int n;
+
+	for (int i = 0; i < MRAIL_MAX_RAILS; i++)
+		w[i] = MRAIL_WEIGHT_MAX - (uint32_t) i;
+	n = mrail_stripe_weighted(UINT64_MAX, MRAIL_MAX_RAILS, w, MIB, 4096, out);
+	cr_assert_eq(n, MRAIL_MAX_RAILS);
+	for (int i = 0; i < n; i++)
+		sum += out[i].len;
+	cr_expect_eq(sum, UINT64_MAX);
+	cr_expect_eq(out[n - 1].offset + out[n - 1].len, UINT64_MAX);
+}
+
+Test(weighted, bad_arguments_are_refused)
+{
+	static const uint32_t ok[MRAIL_MAX_RAILS + 1] = { 1, 1, 1, 1, 1, 1, 1, 1, 1 };
+	static const uint32_t zero[2] = { 0, 0 };
+	static const uint32_t big[2] = { MRAIL_WEIGHT_MAX + 1, 1 };
+
+	cr_expect_eq(mrail_stripe_weighted(MIB, 0, ok, 1, 1, out), -EINVAL);
+	cr_expect_eq(mrail_stripe_weighted(MIB, MRAIL_MAX_RAILS + 1, ok, 1, 1, out),
+		     -EINVAL);
+	cr_expect_eq(mrail_stripe_weighted(MIB, 2, zero, 1, 1, out), -EINVAL);
+	cr_expect_eq(mrail_stripe_weighted(MIB, 2, big, 1, 1, out), -EINVAL);
+	cr_expect_eq(mrail_stripe_weighted(MIB, 2, NULL, 1, 1, out), -EINVAL);
+	cr_expect_eq(mrail_stripe_weighted(MIB, 2, ok, 0, 1, out), -EINVAL);
+	cr_expect_eq(mrail_stripe_weighted(MIB, 2, ok, 1, 0, out), -EINVAL);
+	cr_expect_eq(mrail_stripe_weighted(MIB, 2, ok, 1, 48, out), -EINVAL);
+	cr_expect_eq(mrail_stripe_weighted(MIB, 2, ok, 1, 1, NULL), -EINVAL);
+	/* Zero length is still checked: a bad call is never "nothing to do". */
+	cr_expect_eq(mrail_stripe_weighted(0, 2, zero, 1, 1, out), -EINVAL);
+}
+
+/*
+ * Random lengths, weights, minimums and alignments: the stripes tile the
+ * transfer exactly in offset order, offsets are aligned, each rail appears
+ * once, no stripe is below the minimum unless it is the only one, each is
+ * within align of its exact share among the rails used, and the rails left
+ * out are never heavier than one used.
+ */
+Test(weighted, random_inputs_keep_every_rule)
+{
+	uint64_t rng = 0x3e1647edULL;
+
+	for (int iter = 0; iter < 20000; iter++) {
+		size_t rails = 1 + (size_t) test_rng_below(&rng, MRAIL_MAX_RAILS);
+		uint64_t len = 1 + test_rng_below(&rng, 64 * MIB);
+		uint64_t align = 1ULL << test_rng_below(&rng, 13);
+		uint64_t min_stripe = 1 + test_rng_below(&rng, 256 * KIB);
+		uint32_t w[MRAIL_MAX_RAILS], total = 0, used_total = 0;
+		bool used[MRAIL_MAX_RAILS] = { false };
+		uint64_t next = 0;
+		int n;
+
+		for (size_t r = 0; r < rails; r++) {
+			w[r] = (uint32_t) test_rng_below(&rng, 100);
+			total += w[r];
+		}
+		if (!total)
+			w[rails - 1] = 1;
+		n = mrail_stripe_weighted(len, rails, w, min_stripe, align, out);
+		cr_assert_gt(n, 0);
+		cr_assert_leq((size_t) n, rails);
+		for (int i = 0; i < n; i++) {
+			cr_assert_eq(out[i].offset, next, "iter %d stripe %d", iter, i);
+			cr_assert_eq(out[i].offset % align, 0);
+			cr_assert_gt(out[i].len, 0);
+			cr_assert_lt(out[i].rail, rails);
+			cr_assert(!used[out[i].rail]);
+			cr_assert_gt(w[out[i].rail], 0);
+			if (i)
+				cr_assert_gt(out[i].rail, out[i - 1].rail);
+			if (n > 1)
+				cr_assert_geq(out[i].len, min_stripe,
+					      "iter %d stripe %d: %llu < %llu", iter, i,
+					      (unsigned long long) out[i].len,
+					      (unsigned long long) min_stripe);
+			used[out[i].rail] = true;
+			used_total += w[out[i].rail];
+			next += out[i].len;
+		}
+		cr_assert_eq(next, len);
+		for (int i = 0; i < n; i++) {
+			double exact = (double) len * w[out[i].rail] / used_total;
+
+			cr_assert_lt(fabs((double) out[i].len - exact), (double) align + 1e-6 * exact + 1,
+				     "iter %d stripe %d: %llu vs %.1f", iter, i,
+				     (unsigned long long) out[i].len, exact);
+		}
+		for (size_t r = 0; r < rails; r++)
+			for (int i = 0; i < n && !used[r]; i++)
+				cr_assert_leq(w[r], w[out[i].rail],
+					      "rail %zu (weight %u) dropped before rail %u",
+					      r, w[r], out[i].rail);
+	}
+}
+
+/* ---- adaptive striping over simulated rails ---- */
+
+struct sim_rails {
+	size_t count;
+	double rate[MRAIL_MAX_RAILS];	/* bytes per second */
+	double op_cost;			/* seconds per stripe */
+};
+
+/* Plans one transfer, "sends" it, reports the delivery times; returns the
+ * time the slowest stripe took. */
+static double sim_transfer(struct mrail_adaptive *ad, const struct sim_rails *sim,
+			   uint64_t len, uint64_t min_stripe)
+{
+	struct mrail_rail_sample samples[MRAIL_MAX_RAILS] = { { 0, 0.0 } };
+	double makespan = 0.0;
+	int n = mrail_adaptive_plan(ad, len, min_stripe, 64, out);
+
+	cr_assert_gt(n, 0);
+	for (int i = 0; i < n; i++) {
+		double t = sim->op_cost + (double) out[i].len / sim->rate[out[i].rail];
+
+		samples[out[i].rail].bytes = out[i].len;
+		samples[out[i].rail].seconds = t;
+		if (t > makespan)
+			makespan = t;
+	}
+	cr_assert_eq(mrail_adaptive_update(ad, samples, sim->count), 0);
+	return makespan;
+}
+
+/* Each share within 5% (relative) of the rate-proportional split. */
+static bool near_optimal(const struct mrail_adaptive *ad, const struct sim_rails *sim)
+{
+	double shares[MRAIL_MAX_RAILS], total = 0.0;
+
+	cr_assert_eq(mrail_adaptive_shares(ad, shares), (int) sim->count);
+	for (size_t i = 0; i < sim->count; i++)
+		total += sim->rate[i];
+	for (size_t i = 0; i < sim->count; i++) {
+		double best = sim->rate[i] / total;
+
+		if (fabs(shares[i] - best) > 0.05 * best)
+			return false;
+	}
+	return true;
+}
+
+/* Transfers until near optimal; returns how many it took (limit + 1 if
+ * never), and checks that it then stays there. */
+static int transfers_to_converge(struct mrail_adaptive *ad,
+				 const struct sim_rails *sim, int limit)
+{
+	int taken = limit + 1;
+
+	for (int i = 1; i <= limit; i++) {
+		sim_transfer(ad, sim, MIB, 16 * KIB);
+		if (near_optimal(ad, sim)) {
+			taken = i;
+			break;
+		}
+	}
+	for (int i = 0; taken <= limit && i < 50; i++) {
+		sim_transfer(ad, sim, MIB, 16 * KIB);
+		cr_assert(near_optimal(ad, sim), "left the optimum %d transfers later", i);
+	}
+	return taken;
+}
+
+Test(adaptive, starts_even)
+{
+	struct mrail_adaptive ad;
+	double shares[MRAIL_MAX_RAILS];
+
+	cr_assert_eq(mrail_adaptive_init(&ad, 4, MRAIL_ADAPTIVE_ALPHA_DEFAULT), 0);
+	cr_assert_eq(mrail_adaptive_shares(&ad, shares), 4);
+	for (int i = 0; i < 4; i++)
+		cr_expect_eq(shares[i], 0.25);
+	cr_assert_eq(mrail_adaptive_plan(&ad, 4 * MIB, 1, 1, out), 4);
+	for (int i = 0; i < 4; i++)
+		expect_stripe(i, (unsigned) i, (uint64_t) i * MIB, MIB);
+}
+
+Test(adaptive, four_to_one_within_20_transfers_and_again_after_a_rate_halves)
+{
+	struct sim_rails sim = { .count = 2, .rate = { 4e8, 1e8 } };
+	struct mrail_adaptive ad;
+	int n;
+
+	cr_assert_eq(mrail_adaptive_init(&ad, 2, MRAIL_ADAPTIVE_ALPHA_DEFAULT), 0);
+	n = transfers_to_converge(&ad, &sim, 20);
+	cr_expect_leq(n, 20, "4:1 took %d transfers", n);
+	/* The fast rail loses half its rate: 2:1. */
+	sim.rate[0] = 2e8;
+	n = transfers_to_converge(&ad, &sim, 20);
+	cr_expect_leq(n, 20, "2:1 after the change took %d transfers", n);
+}
+
+Test(adaptive, every_history_factor_up_to_0_8_converges_within_20)
+{
+	static const double alphas[] = { 0.0, 0.25, 0.5, 0.8 };
+
+	for (size_t a = 0; a < sizeof(alphas) / sizeof(alphas[0]); a++) {
+		struct sim_rails sim = { .count = 2, .rate = { 4e8, 1e8 } };
+		struct mrail_adaptive ad;
+		int n;
+
+		cr_assert_eq(mrail_adaptive_init(&ad, 2, alphas[a]), 0);
+		n = transfers_to_converge(&ad, &sim, 20);
+		cr_expect_leq(n, 20, "alpha %.2f: 4:1 took %d", alphas[a], n);
+		sim.rate[1] = 0.5e8;
+		n = transfers_to_converge(&ad, &sim, 20);
+		cr_expect_leq(n, 20, "alpha %.2f: 8:1 took %d", alphas[a], n);
+	}
+}
+
+/* alpha 0 is equation 3: one transfer finds the exact split. */
+Test(adaptive, no_history_converges_in_one_transfer)
+{
+	struct sim_rails sim = { .count = 3, .rate = { 3e8, 2e8, 1e8 } };
+	struct mrail_adaptive ad;
+
+	cr_assert_eq(mrail_adaptive_init(&ad, 3, 0.0), 0);
+	cr_expect_eq(transfers_to_converge(&ad, &sim, 20), 1);
+}
+
+/* With a per-operation cost the rate-proportional split is not quite the
+ * fastest, but the completion time still ends within 5% of the best one
+ * (every stripe finishing at op_cost + len / sum(rates)). */
+Test(adaptive, completion_time_near_best_with_per_operation_cost)
+{
+	struct sim_rails sim = { .count = 4, .rate = { 1.25e8, 1.25e8, 3.1e7, 6.2e7 },
+				 .op_cost = 20e-6 };
+	double best = sim.op_cost + (double) MIB / (1.25e8 + 1.25e8 + 3.1e7 + 6.2e7);
+	struct mrail_adaptive ad;
+	double t = 0.0;
+
+	cr_assert_eq(mrail_adaptive_init(&ad, 4, MRAIL_ADAPTIVE_ALPHA_DEFAULT), 0);
+	for (int i = 0; i < 20; i++)
+		t = sim_transfer(&ad, &sim, MIB, 16 * KIB);
+	cr_expect_leq(t, 1.05 * best, "took %g s, best %g s", t, best);
+}
+
+/* A rail that nearly stops falls below the minimum stripe and is left out;
+ * re-probing sees it recover and its share comes back. */
+Test(adaptive, a_starved_rail_is_reprobed_and_recovers)
+{
+	struct sim_rails sim = { .count = 2, .rate = { 1e8, 1e8 } };
+	struct mrail_adaptive ad;
+	double shares[MRAIL_MAX_RAILS];
+	int probes = 0, n;
+
+	cr_assert_eq(mrail_adaptive_init(&ad, 2, MRAIL_ADAPTIVE_ALPHA_DEFAULT), 0);
+	sim.rate[1] = 1e5;
+	for (int i = 0; i < 30; i++)
+		sim_transfer(&ad, &sim, MIB, 64 * KIB);
+	mrail_adaptive_shares(&ad, shares);
+	cr_assert_lt(shares[1], 0.01, "slow rail kept share %g", shares[1]);
+
+	/* Left out, except one probe of exactly the minimum stripe every
+	 * MRAIL_ADAPTIVE_PROBE_EVERY + 1 transfers. */
+	for (int i = 0; i < 3 * (MRAIL_ADAPTIVE_PROBE_EVERY + 1); i++) {
+		n = mrail_adaptive_plan(&ad, MIB, 64 * KIB, 64, out);
+		if (n == 2) {
+			probes++;
+			expect_stripe(1, 1, MIB - 64 * KIB, 64 * KIB);
+		} else {
+			cr_assert_eq(n, 1);
+		}
+	}
+	cr_expect_eq(probes, 3);
+
+	sim.rate[1] = 1e8;
+	n = transfers_to_converge(&ad, &sim, 40);
+	cr_expect_leq(n, 40, "recovery took %d transfers", n);
+}
+
+Test(adaptive, unmeasured_rails_keep_their_share)
+{
+	struct mrail_adaptive ad;
+	double shares[MRAIL_MAX_RAILS];
+	struct mrail_rail_sample s[3] = {
+		{ .bytes = 300, .seconds = 1.0 },	/* rate 300 */
+		{ .bytes = 0, .seconds = 0.0 },		/* not used */
+		{ .bytes = 100, .seconds = 1.0 },	/* rate 100 */
+	};
+
+	cr_assert_eq(mrail_adaptive_init(&ad, 3, 0.0), 0);
+	cr_assert_eq(mrail_adaptive_update(&ad, s, 3), 0);
+	mrail_adaptive_shares(&ad, shares);
+	/* Rails 0 and 2 split their 2/3 by 3:1; rail 1 keeps 1/3. */
+	cr_expect_float_eq(shares[0], 0.5, 1e-12);
+	cr_expect_float_eq(shares[1], 1.0 / 3, 1e-12);
+	cr_expect_float_eq(shares[2], 1.0 / 6, 1e-12);
+
+	/* Zero time (below the clock's resolution) is not a measurement
+	 * either; one rail measured alone changes nothing. */
+	s[2].seconds = 0.0;
+	cr_assert_eq(mrail_adaptive_update(&ad, s, 3), 0);
+	mrail_adaptive_shares(&ad, shares);
+	cr_expect_float_eq(shares[0], 0.5, 1e-12);
+	cr_expect_float_eq(shares[2], 1.0 / 6, 1e-12);
+
+	/* A denormal time makes an infinite rate: no change, no NaN. */
+	s[2].seconds = 4.9e-324;
+	cr_assert_eq(mrail_adaptive_update(&ad, s, 3), 0);
+	mrail_adaptive_shares(&ad, shares);
+	cr_expect_float_eq(shares[0], 0.5, 1e-12);
+}
+
+Test(adaptive, history_factor_keeps_part_of_the_old_share)
+{
+	struct mrail_adaptive ad;
+	double shares[MRAIL_MAX_RAILS];
+	struct mrail_rail_sample s[2] = { { 400, 1.0 }, { 100, 1.0 } };
+
+	cr_assert_eq(mrail_adaptive_init(&ad, 2, 0.75), 0);
+	cr_assert_eq(mrail_adaptive_update(&ad, s, 2), 0);
+	mrail_adaptive_shares(&ad, shares);
+	/* 0.75 * 0.5 + 0.25 * 0.8 = 0.575 */
+	cr_expect_float_eq(shares[0], 0.575, 1e-12);
+	cr_expect_float_eq(shares[1], 0.425, 1e-12);
+}
+
+Test(adaptive, bad_inputs_are_refused_and_change_nothing)
+{
+	struct mrail_adaptive ad;
+	double shares[MRAIL_MAX_RAILS];
+	struct mrail_rail_sample s[2] = { { 400, 1.0 }, { 100, NAN } };
+
+	cr_expect_eq(mrail_adaptive_init(&ad, 0, 0.5), -EINVAL);
+	cr_expect_eq(mrail_adaptive_plan(&ad, MIB, 1, 1, out), -EINVAL);
+	cr_expect_eq(mrail_adaptive_update(&ad, s, 0), -EINVAL);
+	cr_expect_eq(mrail_adaptive_shares(&ad, shares), -EINVAL);
+	cr_expect_eq(mrail_adaptive_init(&ad, MRAIL_MAX_RAILS + 1, 0.5), -EINVAL);
+	cr_expect_eq(mrail_adaptive_init(&ad, 2, 1.0), -EINVAL);
+	cr_expect_eq(mrail_adaptive_init(&ad, 2, -0.1), -EINVAL);
+	cr_expect_eq(mrail_adaptive_init(&ad, 2, NAN), -EINVAL);
+	cr_expect_eq(mrail_adaptive_init(&ad, 2, INFINITY), -EINVAL);
+	cr_expect_eq(mrail_adaptive_init(NULL, 2, 0.5), -EINVAL);
+
+	cr_assert_eq(mrail_adaptive_init(&ad, 2, 0.5), 0);
+	cr_expect_eq(mrail_adaptive_update(&ad, s, 2), -EINVAL);
+	s[1].seconds = -1.0;
+	cr_expect_eq(mrail_adaptive_update(&ad, s, 2), -EINVAL);
+	s[1].seconds = INFINITY;
+	cr_expect_eq(mrail_adaptive_update(&ad, s, 2), -EINVAL);
+	s[1].seconds = 1.0;
+	cr_expect_eq(mrail_adaptive_update(&ad, s, 1), -EINVAL);
+	cr_expect_eq(mrail_adaptive_update(&ad, s, 3), -EINVAL);
+	cr_expect_eq(mrail_adaptive_update(&ad, NULL, 2), -EINVAL);
+	cr_expect_eq(mrail_adaptive_update(NULL, s, 2), -EINVAL);
+	cr_expect_eq(mrail_adaptive_plan(&ad, MIB, 0, 1, out), -EINVAL);
+	cr_expect_eq(mrail_adaptive_plan(&ad, MIB, 1, 3, out), -EINVAL);
+	cr_expect_eq(mrail_adaptive_plan(NULL, MIB, 1, 1, out), -EINVAL);
+	mrail_adaptive_shares(&ad, shares);
+	cr_expect_eq(shares[0], 0.5);
+	cr_expect_eq(shares[1], 0.5);
+}
