@@ -693,6 +693,29 @@ static size_t build_rma(uint8_t *buf, uint8_t op, uint8_t flags, uint64_t len,
 	return MRAIL_WIRE_HDR_LEN + MRAIL_WIRE_RMA_LEN + data;
 }
 
+/* An ATOMIC request: descriptor (key 1, addr, count, op, datatype, kind)
+ * then data bytes of operand and compare data, however many the rules say. */
+static size_t build_atomic(uint8_t *buf, uint64_t addr, uint64_t count,
+			   uint8_t op, uint8_t datatype, uint8_t kind, size_t data)
+{
+	struct mrail_wire_hdr hdr = {
+		.op = MRAIL_OP_ATOMIC, .req_id = 79,
+		.payload_len = (uint32_t) (MRAIL_WIRE_ATOMIC_LEN + data),
+	};
+	uint8_t *p = buf + MRAIL_WIRE_HDR_LEN;
+
+	encode(&hdr, buf);
+	memset(p, 0, MRAIL_WIRE_ATOMIC_LEN);
+	put_le(p, 1, 8);
+	put_le(p + 8, addr, 8);
+	put_le(p + 16, count, 8);
+	p[24] = op;
+	p[25] = datatype;
+	p[26] = kind;
+	fill_pattern(p + MRAIL_WIRE_ATOMIC_LEN, data, 104);
+	return MRAIL_WIRE_HDR_LEN + MRAIL_WIRE_ATOMIC_LEN + data;
+}
+
 static size_t build_ack(uint8_t *buf, uint64_t req_id, int32_t status)
 {
 	struct mrail_wire_hdr hdr = {
@@ -755,8 +778,8 @@ static int run_client(const char *server_ip, unsigned port)
 	rail_send(sent++, buf, len, "wrong version byte");
 
 	len = build_eager(buf, 0, 8, 100, false);
-	buf[1] = 9;
-	rail_send(sent++, buf, len, "unknown op 9");
+	buf[1] = 11;
+	rail_send(sent++, buf, len, "unknown op 11");
 
 	len = build_eager(buf, 0, 8, 100, false);
 	rail_send(sent++, buf, 20, "a 20-byte message: header cut short");
@@ -848,6 +871,32 @@ static int run_client(const char *server_ip, unsigned port)
 		p[MRAIL_WIRE_GRANT_LEN + 16] = (uint8_t) rail_count;
 		rail_send(sent++, buf, MRAIL_WIRE_HDR_LEN + hdr.payload_len,
 			  "READ_RESP for a read never asked");
+	}
+
+	/* Atomics: each refused as a whole, nothing applied, answered with
+	 * an error (the target's memory is the regions', never touched). */
+	len = build_atomic(buf, 0, 3, FI_SUM, FI_UINT64, 0, 16);
+	rail_send(sent++, buf, len, "ATOMIC of 3 uint64 carrying 16 bytes");
+
+	len = build_atomic(buf, 0, 1, FI_BOR, FI_DOUBLE, 0, 8);
+	rail_send(sent++, buf, len, "ATOMIC FI_BOR on a double");
+
+	len = build_atomic(buf, UINT64_MAX - 4, 1, FI_SUM, FI_UINT64, 1, 8);
+	rail_send(sent++, buf, len, "fetch ATOMIC whose range wraps");
+
+	len = build_atomic(buf, 0, 1, FI_CSWAP, FI_UINT64, 0, 16);
+	rail_send(sent++, buf, len, "FI_CSWAP sent as a plain ATOMIC");
+
+	{
+		struct mrail_wire_hdr hdr = {
+			.op = MRAIL_OP_ATOMIC_RESP, .req_id = 0xdead0004,
+			.payload_len = MRAIL_WIRE_ATOMIC_RESP_LEN + 8,
+		};
+
+		encode(&hdr, buf);
+		memset(buf + MRAIL_WIRE_HDR_LEN, 0, hdr.payload_len);
+		rail_send(sent++, buf, MRAIL_WIRE_HDR_LEN + hdr.payload_len,
+			  "ATOMIC_RESP for an atomic never asked");
 	}
 
 	/* Valid: exactly at the eager limit, a full 16 KiB rail message. */

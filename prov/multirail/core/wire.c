@@ -153,6 +153,10 @@ static const struct wire_op_rules wire_ops[] = {
 		.name = "READ_REQ", .needs_req_id = true, .needs_credit = true,
 	},
 	[MRAIL_OP_READ_RESP] = { .name = "READ_RESP", .needs_req_id = true },
+	[MRAIL_OP_ATOMIC] = {
+		.name = "ATOMIC", .needs_req_id = true, .needs_credit = true,
+	},
+	[MRAIL_OP_ATOMIC_RESP] = { .name = "ATOMIC_RESP", .needs_req_id = true },
 	[MRAIL_OP_CREDIT] = { .name = "CREDIT" },
 };
 
@@ -176,6 +180,8 @@ static bool hdr_carries_req_id(const struct mrail_wire_hdr *hdr)
 	case MRAIL_OP_WRITE:
 	case MRAIL_OP_READ_REQ:
 	case MRAIL_OP_READ_RESP:
+	case MRAIL_OP_ATOMIC:
+	case MRAIL_OP_ATOMIC_RESP:
 		return true;
 	case MRAIL_OP_EAGER:
 		return hdr->flags & MRAIL_WIRE_F_ACK_REQ;
@@ -194,8 +200,9 @@ static int check_op_and_flags(const struct wire_err *err,
 	if (!*rules)
 		return wire_refuse(err, -EINVAL,
 			"unknown op %u (expected %d..%d: EAGER, RTS, ACK, "
-			"HELLO, WRITE, READ_REQ, READ_RESP or CREDIT)", hdr->op,
-			MRAIL_OP_EAGER, MRAIL_OP_CREDIT);
+			"HELLO, WRITE, READ_REQ, READ_RESP, ATOMIC, "
+			"ATOMIC_RESP or CREDIT)", hdr->op, MRAIL_OP_EAGER,
+			MRAIL_OP_CREDIT);
 	stray = hdr->flags & ~(unsigned) (*rules)->flags;
 	if (stray)
 		return wire_refuse(err, -EINVAL,
@@ -298,6 +305,20 @@ static int check_payload_shape(const struct wire_err *err,
 				"CREDIT payload of %" PRIu32 " bytes, expected %d",
 				len, MRAIL_WIRE_CREDIT_LEN);
 		return 0;
+	case MRAIL_OP_ATOMIC:
+		if (len < MRAIL_WIRE_ATOMIC_LEN)
+			return wire_refuse(err, -EINVAL,
+				"ATOMIC payload of %" PRIu32 " bytes, expected "
+				"%d + the operand and compare data", len,
+				MRAIL_WIRE_ATOMIC_LEN);
+		return 0;
+	case MRAIL_OP_ATOMIC_RESP:
+		if (len < MRAIL_WIRE_ATOMIC_RESP_LEN)
+			return wire_refuse(err, -EINVAL,
+				"ATOMIC_RESP payload of %" PRIu32 " bytes, "
+				"expected %d + the result data", len,
+				MRAIL_WIRE_ATOMIC_RESP_LEN);
+		return 0;
 	case MRAIL_OP_HELLO:
 		if (len < 1 || len > MRAIL_ADDR_MAX_LEN)
 			return wire_refuse(err, -EINVAL,
@@ -396,6 +417,16 @@ static int check_payload_limits(const struct wire_err *err,
 		rails = (hdr->payload_len - MRAIL_WIRE_GRANT_LEN -
 			 MRAIL_WIRE_RTS_FIXED_LEN) / RTS_KEY_LEN;
 		return check_rts_rail_count(err, rails, limits);
+	case MRAIL_OP_ATOMIC:
+	case MRAIL_OP_ATOMIC_RESP:
+		/* Both ends of an atomic fit in one rail message. */
+		if (hdr->payload_len > limits->max_eager)
+			return wire_refuse(err, -EMSGSIZE,
+				"%s payload of %" PRIu32 " bytes exceeds the "
+				"eager limit %" PRIu32, hdr->op == MRAIL_OP_ATOMIC ?
+				"ATOMIC" : "ATOMIC_RESP", hdr->payload_len,
+				limits->max_eager);
+		return 0;
 	default:
 		return 0;
 	}
@@ -830,5 +861,204 @@ int mrail_wire_credit_decode(const void *payload, size_t len, uint32_t *credits,
 	if (!get_le32(p))
 		return wire_refuse(&werr, -EINVAL, "CREDIT grants 0 credits");
 	*credits = get_le32(p);
+	return 0;
+}
+
+/* ---- atomics ---- */
+
+#define ATOMIC_KEY		0
+#define ATOMIC_ADDR		8
+#define ATOMIC_COUNT		16
+#define ATOMIC_OP		24
+#define ATOMIC_DATATYPE		25
+#define ATOMIC_KIND		26
+#define ATOMIC_RESERVED		27
+#define ATOMIC_RESERVED_LEN	5
+
+size_t mrail_wire_atomic_max_count(enum mrail_atomic_kind kind, size_t size,
+				   uint32_t max_eager)
+{
+	size_t per_element;
+
+	if (!size || (unsigned) kind >= MRAIL_ATOMIC_KIND_COUNT ||
+	    max_eager < MRAIL_WIRE_ATOMIC_LEN)
+		return 0;
+	/* The request is the larger of the two messages: the response has
+	 * at most one element's worth per element too, behind a shorter
+	 * prefix. */
+	per_element = kind == MRAIL_ATOMIC_COMPARE ? 2 * size : size;
+	return (max_eager - MRAIL_WIRE_ATOMIC_LEN) / per_element;
+}
+
+/* Kind, op, datatype and count: the rules every receiver applies whatever
+ * its limits. Fills *size with the datatype's. */
+static int check_atomic_desc(const struct wire_err *err,
+			     const struct mrail_wire_atomic *atomic,
+			     size_t *size)
+{
+	int ret;
+
+	if (atomic->kind >= MRAIL_ATOMIC_KIND_COUNT)
+		return wire_refuse(err, -EINVAL,
+			"atomic kind %u, expected 0..%d (plain, fetch, compare)",
+			atomic->kind, MRAIL_ATOMIC_KIND_COUNT - 1);
+	ret = mrail_atomic_valid((enum mrail_atomic_kind) atomic->kind,
+				 (enum fi_op) atomic->op,
+				 (enum fi_datatype) atomic->datatype, size);
+	if (ret)
+		return wire_refuse(err, -EINVAL,
+			"atomic op %u on datatype %u is not a %s atomic this "
+			"provider executes", atomic->op, atomic->datatype,
+			atomic->kind == MRAIL_ATOMIC_PLAIN ? "plain" :
+			atomic->kind == MRAIL_ATOMIC_FETCH ? "fetch" : "compare");
+	if (!atomic->count)
+		return wire_refuse(err, -EINVAL,
+			"atomic of 0 elements, expected at least 1");
+	if (atomic->count > UINT64_MAX / *size ||
+	    atomic->addr > UINT64_MAX - atomic->count * *size)
+		return wire_refuse(err, -EINVAL,
+			"atomic address 0x%" PRIx64 " + %" PRIu64 " elements of "
+			"%zu bytes wraps past the end of the address space",
+			atomic->addr, atomic->count, *size);
+	return 0;
+}
+
+int mrail_wire_atomic_encode(const struct mrail_wire_atomic *atomic, void *buf,
+			     size_t len)
+{
+	uint8_t *p = buf;
+	size_t size;
+
+	if (!atomic || check_atomic_desc(NULL, atomic, &size))
+		return -EINVAL;
+	if (len < MRAIL_WIRE_ATOMIC_LEN)
+		return -ENOSPC;
+	if (!buf)
+		return -EINVAL;
+	put_le64(&p[ATOMIC_KEY], atomic->key);
+	put_le64(&p[ATOMIC_ADDR], atomic->addr);
+	put_le64(&p[ATOMIC_COUNT], atomic->count);
+	p[ATOMIC_OP] = atomic->op;
+	p[ATOMIC_DATATYPE] = atomic->datatype;
+	p[ATOMIC_KIND] = atomic->kind;
+	memset(&p[ATOMIC_RESERVED], 0, ATOMIC_RESERVED_LEN);
+	return MRAIL_WIRE_ATOMIC_LEN;
+}
+
+/* The count limit and the exact lengths of the data after the descriptor. */
+static int check_atomic_data(const struct wire_err *err, size_t data_len,
+			     const struct mrail_wire_limits *limits,
+			     struct mrail_wire_atomic_req *req)
+{
+	const struct mrail_wire_atomic *d = &req->desc;
+	size_t max;
+
+	max = mrail_wire_atomic_max_count((enum mrail_atomic_kind) d->kind,
+					  req->size, limits->max_eager);
+	if (d->count > max)
+		return wire_refuse(err, -EINVAL,
+			"atomic of %" PRIu64 " elements of %zu bytes, at most "
+			"%zu fit in one message", d->count, req->size, max);
+	if (mrail_atomic_len((enum mrail_atomic_kind) d->kind,
+			     (enum fi_op) d->op, (enum fi_datatype) d->datatype,
+			     (size_t) d->count, &req->len))
+		return wire_refuse(err, -EINVAL,
+			"atomic of %" PRIu64 " elements has no length", d->count);
+	if (data_len != req->len.operand + req->len.compare)
+		return wire_refuse(err, -EINVAL,
+			"atomic of %" PRIu64 " elements carries %zu bytes of "
+			"data, expected %zu of operand and %zu of compare data",
+			d->count, data_len, req->len.operand, req->len.compare);
+	return 0;
+}
+
+static int check_atomic_reserved(const struct wire_err *err, const uint8_t *p)
+{
+	unsigned i;
+
+	for (i = 0; i < ATOMIC_RESERVED_LEN; i++) {
+		if (p[ATOMIC_RESERVED + i])
+			return wire_refuse(err, -EINVAL,
+				"atomic reserved byte %u is 0x%02x, expected 0",
+				ATOMIC_RESERVED + i, p[ATOMIC_RESERVED + i]);
+	}
+	return 0;
+}
+
+int mrail_wire_atomic_decode(const void *payload, size_t len,
+			     const struct mrail_wire_limits *limits,
+			     struct mrail_wire_atomic_req *req, char *err,
+			     size_t err_len)
+{
+	const struct wire_err werr = { .buf = err, .len = err_len };
+	const uint8_t *p = payload;
+	const uint8_t *data;
+	int ret;
+
+	if (!req || !limits || (!payload && len))
+		return wire_refuse(&werr, -EINVAL,
+			"no ATOMIC payload, limits or request to decode into");
+	memset(req, 0, sizeof(*req));
+	if (len < MRAIL_WIRE_ATOMIC_LEN)
+		return wire_refuse(&werr, -EINVAL,
+			"atomic descriptor is truncated: %zu bytes, expected %d",
+			len, MRAIL_WIRE_ATOMIC_LEN);
+	ret = check_atomic_reserved(&werr, p);
+	if (ret)
+		return ret;
+	req->desc.key = get_le64(&p[ATOMIC_KEY]);
+	req->desc.addr = get_le64(&p[ATOMIC_ADDR]);
+	req->desc.count = get_le64(&p[ATOMIC_COUNT]);
+	req->desc.op = p[ATOMIC_OP];
+	req->desc.datatype = p[ATOMIC_DATATYPE];
+	req->desc.kind = p[ATOMIC_KIND];
+	ret = check_atomic_desc(&werr, &req->desc, &req->size);
+	if (!ret)
+		ret = check_atomic_data(&werr, len - MRAIL_WIRE_ATOMIC_LEN,
+					limits, req);
+	if (ret) {
+		memset(req, 0, sizeof(*req));
+		return ret;
+	}
+	data = p + MRAIL_WIRE_ATOMIC_LEN;
+	req->operand = req->len.operand ? data : NULL;
+	req->compare = req->len.compare ? data + req->len.operand : NULL;
+	return 0;
+}
+
+int mrail_wire_atomic_resp_encode(int32_t status, void *buf, size_t len)
+{
+	/* The same eight bytes as an ACK's, with data behind them. */
+	return mrail_wire_ack_encode(status, buf, len);
+}
+
+int mrail_wire_atomic_resp_decode(const void *payload, size_t len,
+				  int32_t *status, const uint8_t **result,
+				  size_t *result_len, char *err, size_t err_len)
+{
+	const struct wire_err werr = { .buf = err, .len = err_len };
+	const uint8_t *p = payload;
+	int32_t value;
+	int ret;
+
+	if (!status || !result || !result_len || (!payload && len))
+		return wire_refuse(&werr, -EINVAL,
+			"no ATOMIC_RESP payload or fields to decode into");
+	if (len < MRAIL_WIRE_ATOMIC_RESP_LEN)
+		return wire_refuse(&werr, -EINVAL,
+			"ATOMIC_RESP is truncated: %zu bytes, expected at "
+			"least %d", len, MRAIL_WIRE_ATOMIC_RESP_LEN);
+	ret = mrail_wire_ack_decode(p, MRAIL_WIRE_ATOMIC_RESP_LEN, &value,
+				    err, err_len);
+	if (ret)
+		return ret;
+	if (value && len != MRAIL_WIRE_ATOMIC_RESP_LEN)
+		return wire_refuse(&werr, -EINVAL,
+			"ATOMIC_RESP with error %" PRId32 " carries %zu bytes "
+			"of result, expected none", value,
+			len - MRAIL_WIRE_ATOMIC_RESP_LEN);
+	*status = value;
+	*result_len = len - MRAIL_WIRE_ATOMIC_RESP_LEN;
+	*result = *result_len ? p + MRAIL_WIRE_ATOMIC_RESP_LEN : NULL;
 	return 0;
 }

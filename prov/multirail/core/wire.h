@@ -14,7 +14,8 @@
  *  16  u64  tag (TAGGED only, else zero)
  *  24  u64  remote CQ data (CQ_DATA only, else zero)
  *  32  u64  request id: the sender's operation (EAGER with ACK_REQ, RTS,
- *           WRITE, READ_REQ), the one a READ_RESP or an ACK answers
+ *           WRITE, READ_REQ, ATOMIC), the one a READ_RESP, an ATOMIC_RESP
+ *           or an ACK answers
  *  40  u64  sender key: mrail_addr_key() of the sender's own name, nonzero.
  *           The receiver finds the peer by it: a rail reports no source
  *           for a sender not yet in its AV, which libfabric allows to send
@@ -36,11 +37,31 @@
  *   READ_RESP u64 grant id (nonzero), u64 offset into the target's region,
  *          then an RTS descriptor of the region (base, per rail keys); the
  *          initiator reads, then ACKs the grant id
+ *   ATOMIC an atomic descriptor (below), then exactly the operand bytes,
+ *          then exactly the compare bytes (core/atomic.h's mrail_atomic_len);
+ *          the target applies it and answers request id with ATOMIC_RESP
+ *   ATOMIC_RESP  i32 status (0 or a negative errno), u32 reserved zero;
+ *          with status 0 then exactly the result bytes of a fetch or
+ *          compare atomic (none for a plain one); an error carries none
  *
  * RMA descriptor (the target's region, as the application named it):
  *   0  u64  key
  *   8  u64  addr: offset into the region (mr_mode 0)
  *  16  u64  length (0..max_msg; addr + length must not wrap)
+ *
+ * Atomic descriptor (the target's elements, as the application named them):
+ *   0  u64  key
+ *   8  u64  addr: offset into the region (mr_mode 0)
+ *  16  u64  count of elements, 1..mrail_wire_atomic_max_count; addr +
+ *           count * datatype size must not wrap
+ *  24  u8   op (enum fi_op)
+ *  25  u8   datatype (enum fi_datatype)
+ *  26  u8   kind (enum mrail_atomic_kind: plain, fetch, compare); the
+ *           three must be a combination mrail_atomic_valid accepts
+ *  27  u8[5] reserved, zero
+ * A whole request and a whole response each fit in one rail message (at
+ * most the receiver's eager limit of payload), which bounds count: see
+ * mrail_wire_atomic_max_count.
  *
  * RTS descriptor:
  *   0  u64  total length of the message
@@ -56,6 +77,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "atomic.h"
 #include "mrail_limits.h"
 
 #define MRAIL_WIRE_VERSION 2
@@ -65,6 +87,8 @@
 #define MRAIL_WIRE_RMA_LEN 24
 #define MRAIL_WIRE_GRANT_LEN 16
 #define MRAIL_WIRE_CREDIT_LEN 8
+#define MRAIL_WIRE_ATOMIC_LEN 32
+#define MRAIL_WIRE_ATOMIC_RESP_LEN 8
 
 enum mrail_wire_op {
 	MRAIL_OP_EAGER = 1,	/* a whole message inline */
@@ -74,6 +98,8 @@ enum mrail_wire_op {
 	MRAIL_OP_WRITE = 5,	/* RMA write: inline data or where to read it */
 	MRAIL_OP_READ_REQ = 6,	/* RMA read: asks for a region's rail keys */
 	MRAIL_OP_READ_RESP = 7,	/* the keys: the initiator reads, then ACKs */
+	MRAIL_OP_ATOMIC = 8,	/* an atomic the target applies itself */
+	MRAIL_OP_ATOMIC_RESP = 9,	/* its outcome, and the fetched values */
 	MRAIL_OP_CREDIT = 10,	/* flow control: the sender may send more */
 };
 
@@ -108,6 +134,26 @@ struct mrail_wire_rma {
 	uint64_t len;
 };
 
+/* An atomic descriptor: what the initiator asks of the target's elements. */
+struct mrail_wire_atomic {
+	uint64_t key;
+	uint64_t addr;
+	uint64_t count;
+	uint8_t op;		/* enum fi_op */
+	uint8_t datatype;	/* enum fi_datatype */
+	uint8_t kind;		/* enum mrail_atomic_kind */
+};
+
+/* A decoded ATOMIC request: its descriptor and where its data lies in the
+ * payload it was decoded from (NULL where a part is empty). */
+struct mrail_wire_atomic_req {
+	struct mrail_wire_atomic desc;
+	size_t size;			/* the datatype's size in bytes */
+	struct mrail_atomic_len len;	/* each part's length, result's too */
+	const uint8_t *operand;
+	const uint8_t *compare;
+};
+
 /* Limits the receiver holds a peer to, from its own configuration. */
 struct mrail_wire_limits {
 	uint32_t max_eager;	/* largest EAGER payload accepted */
@@ -137,7 +183,9 @@ int mrail_wire_hdr_encode(const struct mrail_wire_hdr *hdr, void *buf, size_t le
  * fixed part + 8 * limits->rail_count, HELLO 1..MRAIL_ADDR_MAX_LEN,
  * READ_REQ == MRAIL_WIRE_RMA_LEN, WRITE INLINE MRAIL_WIRE_RMA_LEN..
  * limits->max_eager, other WRITE == MRAIL_WIRE_RMA_LEN + RTS, READ_RESP ==
- * MRAIL_WIRE_GRANT_LEN + RTS; every RMA op carries a nonzero req_id).
+ * MRAIL_WIRE_GRANT_LEN + RTS, ATOMIC MRAIL_WIRE_ATOMIC_LEN..max_eager,
+ * ATOMIC_RESP MRAIL_WIRE_ATOMIC_RESP_LEN..max_eager; every RMA and atomic
+ * op carries a nonzero req_id).
  * Returns 0, or -EINVAL (-EMSGSIZE for an EAGER over the limit) with err
  * naming the field, its value and what was expected.
  */
@@ -192,7 +240,7 @@ int mrail_wire_grant_decode(const void *payload, size_t len, uint64_t *grant_id,
 
 /*
  * Whether an encoded message (at least a header) spends a flow-control
- * credit: EAGER, RTS, WRITE and READ_REQ, the requests a sender can send
+ * credit: EAGER, RTS, WRITE, READ_REQ and ATOMIC, the requests a sender can send
  * without waiting for an answer. Answers and CREDIT itself spend none.
  */
 bool mrail_wire_needs_credit(const void *msg, size_t len);
@@ -202,5 +250,57 @@ bool mrail_wire_needs_credit(const void *msg, size_t len);
 int mrail_wire_credit_encode(uint32_t credits, void *buf, size_t len);
 int mrail_wire_credit_decode(const void *payload, size_t len, uint32_t *credits,
 			     char *err, size_t err_len);
+
+/*
+ * The most elements one atomic of this kind on a datatype of size bytes
+ * may carry, for a receiver whose eager limit is max_eager: the request
+ * (descriptor, operand, for a compare atomic the compare data too) and
+ * the response (status, result) must each fit in one rail message:
+ *   plain, fetch: (max_eager - MRAIL_WIRE_ATOMIC_LEN) / size
+ *   compare:      (max_eager - MRAIL_WIRE_ATOMIC_LEN) / (2 * size)
+ * (FI_ATOMIC_READ, which carries no operand, keeps its kind's limit).
+ * 0 for size 0, a kind outside its enum or an eager limit below the
+ * descriptor. Backs the count of fi_atomicvalid and fi_query_atomic.
+ */
+size_t mrail_wire_atomic_max_count(enum mrail_atomic_kind kind, size_t size,
+				   uint32_t max_eager);
+
+/*
+ * Writes the atomic descriptor (MRAIL_WIRE_ATOMIC_LEN bytes) into buf; the
+ * caller appends the operand and compare bytes. Returns
+ * MRAIL_WIRE_ATOMIC_LEN, -ENOSPC, or -EINVAL for what every receiver would
+ * refuse: a combination mrail_atomic_valid does not accept, count 0, or
+ * addr + count * size wrapping. The count limit is the receiver's.
+ */
+int mrail_wire_atomic_encode(const struct mrail_wire_atomic *atomic, void *buf,
+			     size_t len);
+
+/*
+ * Decodes an ATOMIC payload of len bytes (already sized by
+ * mrail_wire_hdr_decode): reserved bytes zero, kind, op and datatype a
+ * combination mrail_atomic_valid accepts, count 1..max count for
+ * limits->max_eager, addr + count * size not wrapping, and the rest of the
+ * payload exactly the operand then the compare bytes mrail_atomic_len
+ * gives. req's pointers point into payload. Returns 0 or -EINVAL (req
+ * zeroed) with err saying why.
+ */
+int mrail_wire_atomic_decode(const void *payload, size_t len,
+			     const struct mrail_wire_limits *limits,
+			     struct mrail_wire_atomic_req *req, char *err,
+			     size_t err_len);
+
+/* The ATOMIC_RESP prefix: MRAIL_WIRE_ATOMIC_RESP_LEN, -ENOSPC, or -EINVAL
+ * when status is not 0 or -4095..-1. The result bytes follow it. */
+int mrail_wire_atomic_resp_encode(int32_t status, void *buf, size_t len);
+
+/*
+ * Decodes an ATOMIC_RESP payload: status 0 or a negative errno, reserved
+ * zero, and no result bytes after an error. *result and *result_len give
+ * the result bytes (NULL, 0 when none); only the initiator knows how many
+ * it expects, and checks. Returns 0 or -EINVAL.
+ */
+int mrail_wire_atomic_resp_decode(const void *payload, size_t len,
+				  int32_t *status, const uint8_t **result,
+				  size_t *result_len, char *err, size_t err_len);
 
 #endif /* MRAIL_WIRE_H */

@@ -11,6 +11,7 @@
 #include <stddef.h>
 
 #include <rdma/fabric.h>
+#include <rdma/fi_atomic.h>
 #include <rdma/fi_cm.h>
 #include <rdma/fi_domain.h>
 #include <rdma/fi_endpoint.h>
@@ -412,6 +413,10 @@ ssize_t mrail_msg_cancel(struct mrail_ep *ep, void *context);
 extern struct fi_ops_msg mrail_msg_ops;
 extern struct fi_ops_tagged mrail_tagged_ops;
 extern struct fi_ops_rma mrail_rma_ops;
+extern struct fi_ops_atomic mrail_atomic_ops;
+/* fi_query_atomic (mrail_atomic.c). */
+int mrail_query_atomic(struct fid_domain *domain, enum fi_datatype datatype,
+		       enum fi_op op, struct fi_atomic_attr *attr, uint64_t flags);
 
 int mrail_no_bind(struct fid *fid, struct fid *bfid, uint64_t flags);
 int mrail_no_control(struct fid *fid, int command, void *arg);

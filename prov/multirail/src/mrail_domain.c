@@ -180,13 +180,6 @@ static int mrail_domain_no_srx(struct fid_domain *domain, struct fi_rx_attr *att
 	return -FI_ENOSYS;
 }
 
-static int mrail_domain_no_atomic(struct fid_domain *domain,
-				  enum fi_datatype datatype, enum fi_op op,
-				  struct fi_atomic_attr *attr, uint64_t flags)
-{
-	return -FI_ENOSYS;
-}
-
 static int mrail_domain_no_collective(struct fid_domain *domain,
 				      enum fi_collective_op coll,
 				      struct fi_collective_attr *attr, uint64_t flags)
@@ -212,7 +205,7 @@ static struct fi_ops_domain mrail_domain_ops = {
 	.poll_open = mrail_domain_no_poll,
 	.stx_ctx = mrail_domain_no_stx,
 	.srx_ctx = mrail_domain_no_srx,
-	.query_atomic = mrail_domain_no_atomic,
+	.query_atomic = mrail_query_atomic,
 	.query_collective = mrail_domain_no_collective,
 };
 

@@ -672,6 +672,7 @@ int mrail_ep_open(struct fid_domain *domain_fid, struct fi_info *info,
 	ep->ep_fid.msg = &mrail_msg_ops;
 	ep->ep_fid.tagged = &mrail_tagged_ops;
 	ep->ep_fid.rma = &mrail_rma_ops;
+	ep->ep_fid.atomic = &mrail_atomic_ops;
 	*ep_fid = &ep->ep_fid;
 	return 0;
 }

@@ -168,4 +168,24 @@ void mrail_rma_target_complete(struct mrail_ep *ep,
 void mrail_rma_handle_rx(struct mrail_ep *ep, size_t rail, fi_addr_t peer,
 			 const struct mrail_wire_hdr *hdr, const uint8_t *payload);
 
+/* ---- atomics (mrail_atomic.c) ---- */
+
+/* An atomic waiting for its ATOMIC_RESP: its request id, or 0 when out of
+ * memory (mrail_ack_wait_cancel drops it). result (count entries, may be
+ * 0) receives the fetched values; their total is the length expected. */
+uint64_t mrail_atomic_wait_add(struct mrail_ep *ep, fi_addr_t dest,
+			       const struct iovec *result, size_t count,
+			       const struct mrail_cq_entry *user,
+			       bool complete_user);
+/* The ATOMIC_RESP to req_id arrived from peer (status 0 or -errno): copies
+ * result into the atomic's result buffers and completes it, or reports the
+ * response as bad (not ours, or a result of the wrong length). */
+void mrail_atomic_wait_done(struct mrail_ep *ep, size_t rail, fi_addr_t peer,
+			    uint64_t req_id, int32_t status,
+			    const uint8_t *result, size_t result_len);
+/* An ATOMIC or ATOMIC_RESP arrived from peer (header validated). */
+void mrail_atomic_handle_rx(struct mrail_ep *ep, size_t rail, fi_addr_t peer,
+			    const struct mrail_wire_hdr *hdr,
+			    const uint8_t *payload);
+
 #endif /* MRAIL_MSG_H */

@@ -35,6 +35,7 @@ enum mrail_wait_kind {
 	MRAIL_WAIT_SEND,	/* a send or RMA write: the ACK completes it */
 	MRAIL_WAIT_READ,	/* an RMA read: READ_RESP, or an error ACK */
 	MRAIL_WAIT_GRANT,	/* a read of our region: the reader's ACK */
+	MRAIL_WAIT_ATOMIC,	/* an atomic: its ATOMIC_RESP (mrail_atomic.c) */
 };
 
 /* A send waiting for the receiver's ACK. */
@@ -43,7 +44,8 @@ struct mrail_rdv_send {
 	uint64_t req_id;
 	enum mrail_wait_kind kind;
 	fi_addr_t peer;
-	/* MRAIL_WAIT_READ: where the data goes. */
+	/* MRAIL_WAIT_READ, MRAIL_WAIT_ATOMIC: where the data (the fetched
+	 * values) goes, and how many bytes are expected. */
 	struct iovec iov[MRAIL_IOV_LIMIT];
 	size_t iov_count;
 	uint64_t len;
@@ -87,15 +89,13 @@ struct mrail_rdv_recv {
 	struct mrail_rdv_read reads[MRAIL_MAX_RAILS * MRAIL_RDV_READS_PER_RAIL];
 };
 
-/* A control message (ACK, READ_RESP) that found no free transmit buffer;
- * sent from progress, in order. */
-#define MRAIL_CTRL_MAX (MRAIL_WIRE_HDR_LEN + MRAIL_WIRE_GRANT_LEN + \
-			MRAIL_WIRE_RTS_FIXED_LEN + 8 * MRAIL_MAX_RAILS)
+/* A control message (ACK, READ_RESP, ATOMIC_RESP) that found no free
+ * transmit buffer; sent from progress, in order. At most one rail buffer. */
 struct mrail_pending_ack {
 	struct mrail_pending_ack *next;
 	fi_addr_t peer;
 	size_t len;
-	uint8_t msg[MRAIL_CTRL_MAX];
+	uint8_t msg[];
 };
 
 /* ---- sender ---- */
@@ -319,6 +319,67 @@ uint64_t mrail_rdv_grant_add(struct mrail_ep *ep, fi_addr_t reader, uint64_t len
 	return req_id;
 }
 
+uint64_t mrail_atomic_wait_add(struct mrail_ep *ep, fi_addr_t dest,
+			       const struct iovec *result, size_t count,
+			       const struct mrail_cq_entry *user,
+			       bool complete_user)
+{
+	uint64_t req_id = mrail_ack_wait_add(ep, dest, user, complete_user);
+	struct mrail_rdv_send *wait;
+
+	if (!req_id)
+		return 0;
+	HASH_FIND(hh, ep->rdv_sends, &req_id, sizeof(req_id), wait);
+	wait->kind = MRAIL_WAIT_ATOMIC;
+	if (count)
+		memcpy(wait->iov, result, count * sizeof(result[0]));
+	wait->iov_count = count;
+	wait->len = mrail_iov_total(result, count);
+	return req_id;
+}
+
+void mrail_atomic_wait_done(struct mrail_ep *ep, size_t rail, fi_addr_t peer,
+			    uint64_t req_id, int32_t status,
+			    const uint8_t *result, size_t result_len)
+{
+	struct mrail_rdv_send *wait;
+	char err[MRAIL_ERR_MAX];
+	size_t i, off = 0;
+
+	HASH_FIND(hh, ep->rdv_sends, &req_id, sizeof(req_id), wait);
+	if (!wait || wait->peer != peer || wait->kind != MRAIL_WAIT_ATOMIC) {
+		snprintf(err, sizeof(err), "ATOMIC_RESP from peer %" PRIu64
+			 " for request %" PRIu64 ", which is no atomic of it "
+			 "waiting for one", (uint64_t) peer, req_id);
+		mrail_rx_report_bad_message(ep, rail, err);
+		return;
+	}
+	HASH_DEL(ep->rdv_sends, wait);
+	if (!status && result_len != wait->len) {
+		snprintf(err, sizeof(err), "ATOMIC_RESP from peer %" PRIu64
+			 " carries %zu bytes of result, the atomic expects %"
+			 PRIu64, (uint64_t) peer, result_len, wait->len);
+		mrail_rx_report_bad_message(ep, rail, err);
+		status = -FI_EIO;
+	}
+	if (status) {
+		MRAIL_WARN(FI_LOG_EP_DATA, "peer %" PRIu64 " refused or failed "
+			   "an atomic operation: %s\n", (uint64_t) peer,
+			   fi_strerror(-status));
+		wait->user.err = -status;
+		wait->user.prov_errno = status;
+	} else {
+		/* The results are the application's before its completion. */
+		for (i = 0; i < wait->iov_count; i++) {
+			memcpy(wait->iov[i].iov_base, result + off,
+			       wait->iov[i].iov_len);
+			off += wait->iov[i].iov_len;
+		}
+	}
+	mrail_user_complete(ep, &wait->user, wait->complete_user);
+	rdv_send_release(ep, wait);
+}
+
 bool mrail_rdv_own_ops_pending(struct mrail_ep *ep)
 {
 	struct mrail_rdv_send *wait, *tmp;
@@ -369,7 +430,8 @@ void mrail_rdv_handle_ack(struct mrail_ep *ep, size_t rail, fi_addr_t peer,
 		return;
 	}
 	HASH_FIND(hh, ep->rdv_sends, &hdr->req_id, sizeof(hdr->req_id), rdv);
-	if (!rdv || rdv->peer != peer) {
+	/* An atomic is answered by its ATOMIC_RESP, never by an ACK. */
+	if (!rdv || rdv->peer != peer || rdv->kind == MRAIL_WAIT_ATOMIC) {
 		snprintf(err, sizeof(err), "ACK from peer %" PRIu64 " for request %"
 			 PRIu64 ", which is no send to it waiting for one",
 			 (uint64_t) peer, hdr->req_id);
@@ -397,7 +459,7 @@ void mrail_rdv_handle_ack(struct mrail_ep *ep, size_t rail, fi_addr_t peer,
 
 /* ---- ACKs ---- */
 
-/* Sends a control message of at most MRAIL_CTRL_MAX bytes now, or
+/* Sends a control message of at most one rail buffer now, or
  * -FI_EAGAIN when no transmit buffer is free. */
 static int ctrl_send_now(struct mrail_ep *ep, fi_addr_t dest, const void *msg,
 			 size_t len)
@@ -430,9 +492,8 @@ void mrail_ctrl_send(struct mrail_ep *ep, fi_addr_t dest, const void *msg,
 				   ": %s\n", (uint64_t) dest, fi_strerror(-ret));
 		return;
 	}
-	ack = malloc(sizeof(*ack));
-	if (!ack || len > sizeof(ack->msg)) {
-		free(ack);
+	ack = len <= MRAIL_RAIL_BUF_LEN ? malloc(sizeof(*ack) + len) : NULL;
+	if (!ack) {
 		MRAIL_WARN(FI_LOG_EP_DATA, "out of memory: peer %" PRIu64 "'s "
 			   "operation will not complete\n", (uint64_t) dest);
 		return;
