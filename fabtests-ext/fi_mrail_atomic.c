@@ -207,7 +207,7 @@ static void open_objects(const char *prov, bool auto_progress)
 	int ret;
 
 	hints->caps = FI_MSG | FI_ATOMIC | FI_READ | FI_WRITE | FI_REMOTE_READ |
-		      FI_REMOTE_WRITE;
+		      FI_REMOTE_WRITE | FI_RMA_EVENT;
 	hints->mode = FI_CONTEXT;
 	hints->ep_attr->type = FI_EP_RDM;
 	hints->domain_attr->mr_mode = 0;
