@@ -843,10 +843,12 @@ void mrail_msg_handle_tx(struct mrail_ep *ep, struct mrail_rail_buf *buf, int er
 	} else if (buf->user.flags & FI_SEND) {
 		/* An eager send (inject too: counted, never reported). */
 		mrail_user_complete(ep, &buf->user, buf->complete_user);
-	} else if (err) {
-		/* mrail's own message (an ACK): no operation to count. */
-		mrail_cq_write(ep->tx_cq, &buf->user);
 	}
+	/* mrail's own messages (ACK, CREDIT, HELLO, a response) belong to no
+	 * operation of this endpoint: the warning above is all there is to
+	 * say. An error entry without an operation context would only crash
+	 * applications that read the context of every error (Open MPI 4.1's
+	 * mtl ofi does). */
 	mrail_tx_buf_put(ep, buf);
 }
 
