@@ -314,6 +314,7 @@ static int policy_apply(struct mrail_ep *ep, const struct fi_mrail_policy_attr *
 				     attr->weights, attr->window);
 		if (ret)
 			return -FI_EINVAL;
+		pol->mux_before_valid = false;
 	}
 	if (first || stripe_settings_differ(&pol->attr, attr)) {
 		ret = mrail_adaptive_init(&pol->adaptive, ep->rail_count,
@@ -411,10 +412,16 @@ static uint64_t msg_user_bytes(const void *msg, size_t len)
 void mrail_policy_tx_posted(struct mrail_ep *ep, size_t rail, const void *msg,
 			    size_t len, ssize_t ret)
 {
-	struct mrail_rail_counts *c = &ep->policy.rails[rail];
+	struct mrail_policy *pol = &ep->policy;
+	struct mrail_rail_counts *c = &pol->rails[rail];
+	bool undo = pol->mux_before_valid;
 
-	if (ret == -FI_EAGAIN)
+	pol->mux_before_valid = false;
+	if (ret == -FI_EAGAIN) {
+		if (undo)
+			pol->mux = pol->mux_before;
 		return;
+	}
 	if (ret) {
 		c->errors++;
 		return;
@@ -499,6 +506,8 @@ int mrail_policy_tx_rail(struct mrail_ep *ep)
 
 	if (ld)
 		policy_outstanding(ep, outstanding);
+	pol->mux_before = pol->mux;
+	pol->mux_before_valid = true;
 	pick = mrail_mux_pick(&pol->mux, ld ? outstanding : NULL);
 	if (pick >= 0 && ep->tx_free[pick])
 		return pick;
@@ -515,8 +524,12 @@ int mrail_policy_tx_rail(struct mrail_ep *ep)
 			outstanding[rail] = UINT32_MAX;
 	}
 	pick = mrail_mux_pick_least_loaded(&pol->mux, outstanding);
-	if (pick < 0 || outstanding[pick] == UINT32_MAX)
+	if (pick < 0 || outstanding[pick] == UINT32_MAX) {
+		/* Nothing sent: the policy's turn is not used up. */
+		pol->mux = pol->mux_before;
+		pol->mux_before_valid = false;
 		return -1;
+	}
 	return pick;
 }
 
