@@ -28,7 +28,10 @@
 #include "reorder.h"
 #include "wire.h"
 #include "mrail_limits.h"
+#include "policy.h"
 #include "rail_config.h"
+#include "stripe.h"
+#include "stripe_policy.h"
 
 #if MRAIL_MAX_RAILS != FI_MRAIL_MAX_RAILS
 #error "core/mrail_limits.h and include/rdma/fi_ext_mrail.h disagree on the rail limit"
@@ -51,6 +54,15 @@ struct fi_provider *fi_prov_ini(void);
 struct mrail_env {
 	char *rails;		/* FI_MRAIL_RAILS, NULL: discover */
 	int private_core;	/* FI_MRAIL_PRIVATE_CORE */
+	/* Rail policies (mrail_policy.c), as given; NULL: unset. Parsed
+	 * and checked by fi_getinfo, which fails on a bad value. */
+	char *policy;		/* FI_MRAIL_POLICY */
+	char *stripe_policy;	/* FI_MRAIL_STRIPE_POLICY */
+	char *weights;		/* FI_MRAIL_WEIGHTS */
+	char *window;		/* FI_MRAIL_WINDOW */
+	char *adaptive_alpha;	/* FI_MRAIL_ADAPTIVE_ALPHA */
+	char *min_stripe;	/* FI_MRAIL_MIN_STRIPE */
+	char *stripe_ratio;	/* FI_MRAIL_STRIPE_RATIO */
 };
 extern struct mrail_env mrail_env;
 
@@ -267,6 +279,8 @@ void mrail_progress_kick(struct mrail_domain *domain);
 #define MRAIL_RDV_READS_PER_RAIL 4
 /* No rail is handed less than this much of a rendezvous message. */
 #define MRAIL_RDV_MIN_STRIPE ((uint64_t) 16384)
+/* Stripe offsets fall on page boundaries, friendlier to registration. */
+#define MRAIL_STRIPE_ALIGN ((uint64_t) 4096)
 /* Keys mrail registers rendezvous buffers with on rails that let the user
  * choose keys: the top bit keeps them apart from application keys. */
 #define MRAIL_INTERNAL_KEY_BIT ((uint64_t) 1 << 63)
@@ -318,6 +332,43 @@ struct mrail_peer_rx {
 	uint32_t credits_owed;
 };
 
+/*
+ * Rail policies and per-rail statistics of one endpoint (mrail_policy.c).
+ * Guarded by the domain lock, like the rest of the endpoint.
+ */
+struct mrail_rail_counts {
+	uint64_t tx_bytes, rx_bytes;	/* user data (see fi_mrail(7)) */
+	uint64_t tx_ops, rx_ops;
+	uint64_t errors;
+	uint32_t reads_in_flight;	/* not zeroed by FI_MRAIL_RESET_STATS */
+};
+
+struct mrail_policy {
+	struct fi_mrail_policy_attr attr;	/* the settings, validated */
+	struct mrail_mux mux;
+	/* The mux before its last pick: a message the rail could not take
+	 * now (-FI_EAGAIN, e.g. while its connection is set up) gives its
+	 * pick back, so a retry takes the same rail and the sequence holds. */
+	struct mrail_mux mux_before;
+	bool mux_before_valid;
+	struct mrail_adaptive adaptive;
+	uint8_t select_cursor;		/* local_dynamic striping: next rail */
+	uint64_t align;			/* stripe offsets: a power of two */
+	/* Changes when adaptive's state is reset: a transfer planned
+	 * before reports nothing to the new state. */
+	uint64_t generation;
+	struct mrail_rail_counts rails[MRAIL_MAX_RAILS];
+};
+
+/* What one striped transfer measured, per rail, for adaptive striping. */
+struct mrail_xfer_clock {
+	bool adaptive;			/* planned by adaptive: report it */
+	uint64_t generation;
+	uint64_t first_issue_ns[MRAIL_MAX_RAILS];	/* CLOCK_MONOTONIC */
+	uint64_t last_done_ns[MRAIL_MAX_RAILS];
+	uint64_t bytes[MRAIL_MAX_RAILS];	/* read successfully */
+};
+
 struct mrail_ep {
 	struct fid_ep ep_fid;
 	struct mrail_domain *domain;
@@ -339,7 +390,6 @@ struct mrail_ep {
 	struct mrail_rail_buf rx_bufs[MRAIL_MAX_RAILS][MRAIL_RX_BUFS_PER_RAIL];
 	struct mrail_rail_buf tx_bufs[MRAIL_MAX_RAILS][MRAIL_TX_BUFS_PER_RAIL];
 	struct mrail_rail_buf *tx_free[MRAIL_MAX_RAILS];
-	size_t next_rail;
 	struct mrail_match_queue msg_queue, tag_queue;
 	size_t min_multi_recv;		/* FI_OPT_MIN_MULTI_RECV */
 	struct mrail_addr src;		/* fi_endpoint's info->src_addr */
@@ -373,6 +423,7 @@ struct mrail_ep {
 	struct mrail_ep *dom_prev, *dom_next;	/* domain->eps */
 	/* FI_PROGRESS_AUTO: rails whose CQ has no fd (ofi_rxd's), polled. */
 	bool rail_cq_polled[MRAIL_MAX_RAILS];
+	struct mrail_policy policy;	/* mrail_policy.c */
 };
 
 int mrail_ep_open(struct fid_domain *domain, struct fi_info *info,
@@ -410,6 +461,45 @@ void mrail_rdv_handle_read(struct mrail_ep *ep, struct mrail_rail_ctx *rc, int e
 void mrail_rdv_progress(struct mrail_ep *ep);
 /* fi_cancel of a posted receive. */
 ssize_t mrail_msg_cancel(struct mrail_ep *ep, void *context);
+/*
+ * Rail policies and statistics (mrail_policy.c). Caller holds the domain
+ * lock, except for env_check, init and control (which takes it).
+ */
+/* fi_getinfo: the FI_MRAIL_* policy variables are valid for these rails;
+ * else a warning naming the variable and its value, and -FI_ENODATA. */
+int mrail_policy_env_check(const struct mrail_railset *set);
+/* fi_endpoint: the policies from the variables, statistics zero. */
+int mrail_policy_init(struct mrail_ep *ep);
+/* fi_close: logs every rail's statistics (FI_LOG_LEVEL=info). */
+void mrail_policy_log_stats(struct mrail_ep *ep);
+/* FI_MRAIL_GET_POLICY, SET_POLICY, GET_STATS, RESET_STATS; -FI_ENOSYS
+ * for other commands. */
+int mrail_policy_control(struct mrail_ep *ep, int command, void *arg);
+/* The rail the next message sent whole takes (the multiplexing policy),
+ * one with a free transmit buffer, or -1 when no rail has one. */
+int mrail_policy_tx_rail(struct mrail_ep *ep);
+/* A rail message msg of len bytes was posted (ret 0) or not (ret: the
+ * error, -FI_EAGAIN is no error) / arrived / a rail reported an error. */
+void mrail_policy_tx_posted(struct mrail_ep *ep, size_t rail, const void *msg,
+			    size_t len, ssize_t ret);
+void mrail_policy_rx(struct mrail_ep *ep, size_t rail, const void *msg, size_t len);
+void mrail_policy_error(struct mrail_ep *ep, size_t rail);
+/* Splits a pulled transfer of len bytes by the striping policy (stripes as
+ * core/stripe.h's); clock starts measuring it. Returns the stripe count,
+ * 0 for len 0, or a negative error. */
+int mrail_policy_stripe(struct mrail_ep *ep, uint64_t len,
+			struct mrail_stripe out[MRAIL_MAX_RAILS],
+			struct mrail_xfer_clock *clock);
+/* A read of len bytes of the transfer on rail was posted (ret as above) /
+ * completed (err 0 or a positive FI_E*, already counted as an error). */
+void mrail_policy_read_posted(struct mrail_ep *ep, struct mrail_xfer_clock *clock,
+			      size_t rail, uint64_t len, ssize_t ret);
+void mrail_policy_read_done(struct mrail_ep *ep, struct mrail_xfer_clock *clock,
+			    size_t rail, uint64_t len, int err);
+/* The transfer ended (err 0: every stripe landed): adaptive learns. */
+void mrail_policy_xfer_done(struct mrail_ep *ep, const struct mrail_xfer_clock *clock,
+			    int err);
+
 extern struct fi_ops_msg mrail_msg_ops;
 extern struct fi_ops_tagged mrail_tagged_ops;
 extern struct fi_ops_rma mrail_rma_ops;

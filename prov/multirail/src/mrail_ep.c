@@ -58,6 +58,8 @@ static void rail_handle_error(struct mrail_ep *ep, size_t rail)
 
 	if (fi_cq_readerr(ep->rail_cqs[rail], &err, 0) != 1)
 		return;
+	if (err.err != FI_ECANCELED)
+		mrail_policy_error(ep, rail);
 	rc = err.op_context;
 	if (!rc)
 		return;
@@ -112,6 +114,7 @@ static size_t rail_progress(struct mrail_ep *ep, size_t rail)
 				mrail_msg_handle_tx(ep, buf, 0);
 				continue;
 			}
+			mrail_policy_rx(ep, rail, buf->data, comps[i].len);
 			if (!mrail_msg_handle_rx(ep, buf, comps[i].len))
 				continue;
 			if (mrail_ep_repost_rx(ep, buf))
@@ -329,7 +332,7 @@ static int mrail_ep_control(struct fid *fid, int command, void *arg)
 		pthread_mutex_unlock(&ep->domain->lock);
 		return ret;
 	default:
-		return -FI_ENOSYS;
+		return mrail_policy_control(ep, command, arg);
 	}
 }
 
@@ -545,6 +548,7 @@ static int mrail_ep_close(struct fid *fid)
 	if (ep->rx_cq)
 		mrail_cq_detach_ep(ep->rx_cq, ep);
 	domain->refs--;
+	mrail_policy_log_stats(ep);
 	ep_free(ep);
 	pthread_mutex_unlock(&domain->lock);
 	return 0;
@@ -639,6 +643,7 @@ int mrail_ep_open(struct fid_domain *domain_fid, struct fi_info *info,
 	struct mrail_domain *domain =
 		container_of(domain_fid, struct mrail_domain, domain_fid);
 	struct mrail_ep *ep;
+	int ret;
 
 	if (info->ep_attr && info->ep_attr->type != FI_EP_RDM)
 		return -FI_EINVAL;
@@ -660,6 +665,11 @@ int mrail_ep_open(struct fid_domain *domain_fid, struct fi_info *info,
 		ep->src.rail_count = 0;
 	mrail_match_queue_init(&ep->msg_queue);
 	mrail_match_queue_init(&ep->tag_queue);
+	ret = mrail_policy_init(ep);
+	if (ret) {
+		free(ep);
+		return ret;
+	}
 
 	pthread_mutex_lock(&domain->lock);
 	domain->refs++;

@@ -303,6 +303,10 @@ int mrail_getinfo(uint32_t version, const char *node, const char *service,
 		ret = -FI_ENODATA;
 		goto out;
 	}
+	/* A bad FI_MRAIL_* policy variable fails like a bad FI_MRAIL_RAILS. */
+	ret = mrail_policy_env_check(&set);
+	if (ret)
+		goto out;
 
 	ret = info_from_railset(&set, hints, &offer);
 	if (ret)

@@ -40,12 +40,48 @@ static void mrail_define_params(void)
 			"that FI_PROVIDER=mrail does not hide the rails' core "
 			"providers (default: yes). With 0, FI_PROVIDER must also "
 			"name the rail providers.");
+	fi_param_define(&mrail_prov, "policy", FI_PARAM_STRING,
+			"Multiplexing policy: the rail a message sent whole takes. "
+			"rr (default), weighted (FI_MRAIL_WEIGHTS), window "
+			"(FI_MRAIL_WINDOW messages per rail), local_dynamic (idle "
+			"rails only).");
+	fi_param_define(&mrail_prov, "stripe_policy", FI_PARAM_STRING,
+			"Striping policy: how a large transfer is split over the "
+			"rails. even (default), weighted (FI_MRAIL_WEIGHTS), "
+			"adaptive (shares from measured rail speeds), "
+			"local_dynamic (idle rails, FI_MRAIL_STRIPE_RATIO). "
+			"dynamic and hybrid are not wired in this release.");
+	fi_param_define(&mrail_prov, "weights", FI_PARAM_STRING,
+			"Weights of the weighted policies: one integer 0..%u per "
+			"rail, comma-separated, in rail order, not all 0 (e.g. "
+			"4,1). Default: the rails' link speeds, or equal.",
+			MRAIL_WEIGHT_MAX);
+	fi_param_define(&mrail_prov, "window", FI_PARAM_STRING,
+			"Messages per rail of the window policy, at least 1 "
+			"(default 8).");
+	fi_param_define(&mrail_prov, "adaptive_alpha", FI_PARAM_STRING,
+			"History kept by adaptive striping, 0 to below 1 "
+			"(default 0.5): 0 follows the last transfer alone.");
+	fi_param_define(&mrail_prov, "min_stripe", FI_PARAM_STRING,
+			"Smallest stripe in bytes, at least 1 (default %llu): no "
+			"rail is handed less of a transfer.",
+			(unsigned long long) MRAIL_RDV_MIN_STRIPE);
+	fi_param_define(&mrail_prov, "stripe_ratio", FI_PARAM_STRING,
+			"Share of the idle rails local_dynamic striping uses, 0 "
+			"(one rail) to 1 (all, default).");
 }
 
 static void mrail_read_params(void)
 {
 	fi_param_get_str(&mrail_prov, "rails", &mrail_env.rails);
 	fi_param_get_bool(&mrail_prov, "private_core", &mrail_env.private_core);
+	fi_param_get_str(&mrail_prov, "policy", &mrail_env.policy);
+	fi_param_get_str(&mrail_prov, "stripe_policy", &mrail_env.stripe_policy);
+	fi_param_get_str(&mrail_prov, "weights", &mrail_env.weights);
+	fi_param_get_str(&mrail_prov, "window", &mrail_env.window);
+	fi_param_get_str(&mrail_prov, "adaptive_alpha", &mrail_env.adaptive_alpha);
+	fi_param_get_str(&mrail_prov, "min_stripe", &mrail_env.min_stripe);
+	fi_param_get_str(&mrail_prov, "stripe_ratio", &mrail_env.stripe_ratio);
 }
 
 struct fi_provider *fi_prov_ini(void)

@@ -855,21 +855,17 @@ void mrail_msg_handle_tx(struct mrail_ep *ep, struct mrail_rail_buf *buf, int er
 struct mrail_rail_buf *mrail_tx_buf_get(struct mrail_ep *ep)
 {
 	struct mrail_rail_buf *buf;
-	size_t tries, rail;
+	int rail = mrail_policy_tx_rail(ep);	/* the multiplexing policy */
 
-	for (tries = 0; tries < ep->rail_count; tries++) {
-		rail = ep->next_rail++ % ep->rail_count;
-		buf = ep->tx_free[rail];
-		if (buf) {
-			ep->tx_free[rail] = buf->free_next;
-			buf->free_next = NULL;
-			buf->rdv_req_id = 0;
-			buf->credit_peer = FI_ADDR_NOTAVAIL;
-			buf->complete_user = false;
-			return buf;
-		}
-	}
-	return NULL;
+	if (rail < 0)
+		return NULL;
+	buf = ep->tx_free[rail];
+	ep->tx_free[rail] = buf->free_next;
+	buf->free_next = NULL;
+	buf->rdv_req_id = 0;
+	buf->credit_peer = FI_ADDR_NOTAVAIL;
+	buf->complete_user = false;
+	return buf;
 }
 
 void mrail_tx_buf_put(struct mrail_ep *ep, struct mrail_rail_buf *buf)
@@ -903,6 +899,7 @@ ssize_t mrail_tx_buf_send(struct mrail_ep *ep, struct mrail_rail_buf *buf,
 	}
 	ret = fi_send(ep->rail_eps[rail], buf->data, len, ep->rail_desc[rail],
 		      peer->rail_fi_addr[rail], &buf->rc.ctx);
+	mrail_policy_tx_posted(ep, rail, buf->data, len, ret);
 	if (ret) {
 		mrail_tx_buf_put(ep, buf);
 		return ret;

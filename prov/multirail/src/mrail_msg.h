@@ -78,7 +78,8 @@ ssize_t mrail_send_common(struct mrail_ep *ep, const struct iovec *iov, size_t c
 			  fi_addr_t dest, uint64_t tag, uint64_t data, void *context,
 			  uint64_t flags, bool tagged, bool inject);
 
-/* A free transmit buffer on the next rail in turn, or NULL. */
+/* A free transmit buffer on the rail the multiplexing policy picks
+ * (mrail_policy_tx_rail), or NULL. */
 struct mrail_rail_buf *mrail_tx_buf_get(struct mrail_ep *ep);
 void mrail_tx_buf_put(struct mrail_ep *ep, struct mrail_rail_buf *buf);
 /* Sends len bytes of buf to peer on buf's rail; on failure buf goes back to

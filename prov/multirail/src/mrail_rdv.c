@@ -27,9 +27,6 @@
 
 #include "stripe.h"
 
-/* Stripe offsets fall on page boundaries, friendlier to registration. */
-#define RDV_STRIPE_ALIGN 4096
-
 /* What an entry of ep->rdv_sends waits for its ACK (or READ_RESP) as. */
 enum mrail_wait_kind {
 	MRAIL_WAIT_SEND,	/* a send or RMA write: the ACK completes it */
@@ -60,6 +57,7 @@ struct mrail_rdv_read {
 	struct mrail_rail_ctx rc;
 	struct mrail_rdv_recv *rdv;
 	int stripe;
+	uint64_t len;
 	bool in_use;
 };
 
@@ -87,6 +85,7 @@ struct mrail_rdv_recv {
 	size_t inflight;
 	int err;		/* first failure, a positive FI_E* value */
 	struct mrail_rdv_read reads[MRAIL_MAX_RAILS * MRAIL_RDV_READS_PER_RAIL];
+	struct mrail_xfer_clock clock;	/* the striping policy's measures */
 };
 
 /* A control message (ACK, READ_RESP, ATOMIC_RESP) that found no free
@@ -540,6 +539,7 @@ static void rdv_recv_finish(struct mrail_ep *ep, struct mrail_rdv_recv *rdv)
 {
 	struct mrail_cq_entry *entry = &rdv->user;
 
+	mrail_policy_xfer_done(ep, &rdv->clock, rdv->err);
 	if (rdv->err) {
 		entry->err = rdv->err;
 		entry->prov_errno = -rdv->err;
@@ -629,9 +629,11 @@ static int rdv_issue_one(struct mrail_ep *ep, struct mrail_rdv_recv *rdv, int s,
 	read->stripe = s;
 	ret = fi_read(ep->rail_eps[rail], dst, len, desc, peer->rail_fi_addr[rail],
 		      raddr, rdv->rts.keys[rail], &read->rc.ctx);
+	mrail_policy_read_posted(ep, &rdv->clock, rail, len, ret);
 	if (ret)
 		return (int) ret;
 	read->in_use = true;
+	read->len = len;
 	rdv->issued[s] += len;
 	rdv->stripe_inflight[s]++;
 	rdv->inflight++;
@@ -707,10 +709,8 @@ static void rdv_pull_begin(struct mrail_ep *ep, struct mrail_rdv_recv *rdv)
 			   "a striped read: %s\n", fi_strerror(-ret));
 		rdv->err = -ret;
 	} else if (rdv->to_read) {
-		ret = mrail_stripe_even(rdv->to_read, ep->rail_count,
-					ep->next_stripe_rail++ % ep->rail_count,
-					MRAIL_RDV_MIN_STRIPE, RDV_STRIPE_ALIGN,
-					rdv->stripes);
+		ret = mrail_policy_stripe(ep, rdv->to_read, rdv->stripes,
+					  &rdv->clock);
 		if (ret < 0)
 			rdv->err = FI_EINVAL;
 		else
@@ -839,6 +839,7 @@ void mrail_rdv_handle_read(struct mrail_ep *ep, struct mrail_rail_ctx *rc, int e
 	struct mrail_rdv_recv *rdv = read->rdv;
 
 	read->in_use = false;
+	mrail_policy_read_done(ep, &rdv->clock, rc->rail, read->len, err);
 	rdv->stripe_inflight[read->stripe]--;
 	rdv->inflight--;
 	if (err && !rdv->err) {
