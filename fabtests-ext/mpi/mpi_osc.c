@@ -10,7 +10,8 @@
  *         rank+1), acc-sum-fan-in, acc-max-fan-in (every rank accumulates
  *         into rank 0 at once), fop, cas (MPI_Fetch_and_op and
  *         MPI_Compare_and_swap around the ring), fop-fan-in, cas-fan-in
- *         (all ranks on one element of rank 0).
+ *         (all ranks on one element of rank 0). acc-max and acc-max-fan-in
+ *         are known failures under Open MPI 4.1 and run only when named.
  *   SYNC  fence, pscw (post-start-complete-wait with groups), lock-shared,
  *         lock-excl (MPI_Win_lock per target), lockall (MPI_Win_lock_all
  *         with MPI_Win_flush).
@@ -40,20 +41,24 @@ struct op_desc {
 	int acc_op;            /* 0 sum, 1 max, 2 replace */
 	int fan_in;            /* all ranks into rank 0, else a ring */
 	const char *what;
+	/* Left out of the default set: Open MPI 4.1's btl ofi aborts the
+	 * job (its to_fi_op maps only MPI_SUM and MPI_REPLACE's swap to
+	 * libfabric atomics), see BUGS in fi_mrail_mpi(1); -t still runs it. */
+	int known_failure;
 };
 
 static const struct op_desc ops[] = {
-	{ "put", OP_PUT, 0, 0, "MPI_Put to rank+1" },
-	{ "get", OP_GET, 0, 0, "MPI_Get from rank+1" },
-	{ "acc-sum", OP_ACC, 0, 0, "MPI_Accumulate MPI_SUM (uint64) to rank+1" },
-	{ "acc-max", OP_ACC, 1, 0, "MPI_Accumulate MPI_MAX (uint64) to rank+1" },
-	{ "acc-replace", OP_ACC, 2, 0, "MPI_Accumulate MPI_REPLACE (uint64) to rank+1" },
-	{ "acc-sum-fan-in", OP_ACC, 0, 1, "every rank MPI_SUM-accumulates 3 times into rank 0 at once" },
-	{ "acc-max-fan-in", OP_ACC, 1, 1, "every rank MPI_MAX-accumulates 3 times into rank 0 at once" },
-	{ "fop", OP_FOP, 0, 0, "16 MPI_Fetch_and_op MPI_SUM to rank+1, fetched values checked" },
-	{ "cas", OP_CAS, 0, 0, "MPI_Compare_and_swap to rank+1, a matching then a stale compare" },
-	{ "fop-fan-in", OP_FOP, 0, 1, "every rank 16 MPI_Fetch_and_op on one element of rank 0: the fetched values chain exactly" },
-	{ "cas-fan-in", OP_CAS, 0, 1, "every rank MPI_Compare_and_swap on one element of rank 0: exactly one wins" },
+	{ "put", OP_PUT, 0, 0, "MPI_Put to rank+1", 0 },
+	{ "get", OP_GET, 0, 0, "MPI_Get from rank+1", 0 },
+	{ "acc-sum", OP_ACC, 0, 0, "MPI_Accumulate MPI_SUM (uint64) to rank+1", 0 },
+	{ "acc-max", OP_ACC, 1, 0, "MPI_Accumulate MPI_MAX (uint64) to rank+1", 1 },
+	{ "acc-replace", OP_ACC, 2, 0, "MPI_Accumulate MPI_REPLACE (uint64) to rank+1", 0 },
+	{ "acc-sum-fan-in", OP_ACC, 0, 1, "every rank MPI_SUM-accumulates 3 times into rank 0 at once", 0 },
+	{ "acc-max-fan-in", OP_ACC, 1, 1, "every rank MPI_MAX-accumulates 3 times into rank 0 at once", 1 },
+	{ "fop", OP_FOP, 0, 0, "16 MPI_Fetch_and_op MPI_SUM to rank+1, fetched values checked", 0 },
+	{ "cas", OP_CAS, 0, 0, "MPI_Compare_and_swap to rank+1, a matching then a stale compare", 0 },
+	{ "fop-fan-in", OP_FOP, 0, 1, "every rank 16 MPI_Fetch_and_op on one element of rank 0: the fetched values chain exactly", 0 },
+	{ "cas-fan-in", OP_CAS, 0, 1, "every rank MPI_Compare_and_swap on one element of rank 0: exactly one wins", 0 },
 };
 #define N_OPS (sizeof(ops) / sizeof(ops[0]))
 
@@ -572,7 +577,8 @@ static void usage(FILE *out)
 		"usage: mpirun -np N mpi_osc [-t NAME[,NAME..]] [-M BYTES] [-T SECONDS]\n"
 		"       mpi_osc -l\n"
 		"  -t NAME   run only these sub-tests (OP-SYNC, or OP or SYNC alone for all\n"
-		"            sub-tests of that operation or synchronisation; default: all)\n"
+		"            sub-tests of that operation or synchronisation; default: all\n"
+		"            but the known failures, which -l marks)\n"
 		"  -M BYTES  largest transfer (K, M suffixes; 8 to 64M, default 4M)\n"
 		"  -T SEC    fail a sub-test that runs longer than SEC (default 60, 0: never)\n"
 		"  -l        list the sub-tests and exit\n");
@@ -649,8 +655,10 @@ static int parse_options(int argc, char **argv, struct options *o)
 		case 'l':
 			for (i = 0; i < N_SUB_TESTS; i++) {
 				sub_test_name(i, name, sizeof(name));
-				printf("%-28s %s, %s\n", name, ops[i / N_SYNCS].what,
-				       sync_names[i % N_SYNCS]);
+				printf("%-28s %s, %s%s\n", name, ops[i / N_SYNCS].what,
+				       sync_names[i % N_SYNCS],
+				       ops[i / N_SYNCS].known_failure ?
+				       " (known failure, not in the default set)" : "");
 			}
 			return 1;
 		case 'h':
@@ -667,7 +675,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 	}
 	if (!any)
 		for (i = 0; i < N_SUB_TESTS; i++)
-			o->selected[i] = 1;
+			o->selected[i] = !ops[i / N_SYNCS].known_failure;
 	return 0;
 }
 
