@@ -11,7 +11,13 @@
  * Causality is tracked with one bit per process and barrier: a message
  * carries everything its sender knows. A process may complete barrier e only
  * when every process's entry into e is in its causal past, and (directly)
- * not before the late process has entered.
+ * not before the late process has entered. The dissemination and pairwise
+ * runs must meet a fast peer's second-barrier message overtaking its first
+ * (counted in overtakes), so the cumulative thresholds are really tested.
+ *
+ * The same simulator runs the two counter disciplines barrier.h rejects
+ * (one shared arrival counter; per-step counters without chain tokens) and
+ * must catch processes leaving early, which shows it can fail.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -32,6 +38,7 @@ struct sim_event {
 	bool entry;		/* else a message */
 	uint32_t to;
 	uint32_t counter;	/* physical counter at to */
+	uint32_t epoch;		/* barrier the sender was in */
 	uint64_t known[SIM_EPOCHS];
 };
 
@@ -51,6 +58,9 @@ struct sim_result {
 	uint32_t early;		/* completed without every entry in its past */
 	uint32_t before_late;	/* completed before the late process entered */
 	uint64_t messages;
+	/* Second-barrier messages that reached a step still waiting in the
+	 * first barrier: the fast-peer case the counters must get right. */
+	uint32_t overtakes;
 	bool deadlock;
 	bool overflow;
 };
@@ -59,6 +69,8 @@ struct sim {
 	uint32_t n;
 	/* The unsound discipline barrier.h rejects: one arrival counter. */
 	bool shared;
+	/* Also rejected: steps armed independently, with no chain token. */
+	bool no_chain;
 	uint32_t late;		/* SIM_MAX_N: nobody */
 	bool late_entered;
 	bool late_entry_queued;
@@ -86,6 +98,8 @@ static uint64_t threshold(const struct sim *s, const struct sim_proc *p,
 	uint64_t total = 0, prefix = 0;
 	uint32_t j;
 
+	if (s->no_chain && k && k < p->sched.n_steps)
+		return (uint64_t) (e + 1) * (p->sched.steps[k].wait_count - 1);
 	if (!s->shared)
 		return mrail_barrier_threshold(&p->sched, k, e);
 	for (j = 0; j <= p->sched.n_steps; j++) {
@@ -156,11 +170,15 @@ static void try_fire(struct sim *s, uint32_t r, uint32_t k)
 			memset(&ev, 0, sizeof(ev));
 			ev.to = step->sends[i].peer;
 			ev.counter = phys(s, step->sends[i].counter);
+			ev.epoch = e;
 			memcpy(ev.known, p->known, sizeof(ev.known));
 			push(s, &ev);
 			s->res.messages++;
 		}
-		bump(s, r, phys(s, k + 1));
+		/* Without chain tokens only the done counter still learns
+		 * that the last step fired. */
+		if (!s->no_chain || k + 1 == p->sched.n_steps)
+			bump(s, r, phys(s, k + 1));
 	}
 }
 
@@ -202,6 +220,8 @@ static void deliver(struct sim *s, const struct sim_event *ev)
 		enter(s, ev->to);
 		return;
 	}
+	if (ev->epoch > 0 && !p->fired[ev->counter])
+		s->res.overtakes++;
 	for (e = 0; e < SIM_EPOCHS; e++)
 		p->known[e] |= ev->known[e];
 	bump(s, ev->to, ev->counter);
@@ -257,7 +277,7 @@ static void check_alg(enum mrail_barrier_alg alg, uint32_t degree,
 {
 	struct mrail_barrier_cost cost;
 	struct sim_proc *p;
-	uint32_t n, seed, k, r;
+	uint32_t n, seed, k, r, overtakes = 0;
 	char err[128];
 
 	for (n = 1; n <= SIM_MAX_N; n++) {
@@ -265,11 +285,13 @@ static void check_alg(enum mrail_barrier_alg alg, uint32_t degree,
 						sizeof(err)), 0, "%s", err);
 		for (seed = 0; seed < seeds; seed++) {
 			sim.shared = false;
+			sim.no_chain = false;
 			/* Seed 0: nobody late; otherwise a rotating latecomer. */
 			sim_run(&sim, alg, degree, n,
 				seed ? (seed * 7 + n) % n : SIM_MAX_N,
 				0x9e3779b97f4a7c15ull * (n * 131 + seed + 1));
 			cr_assert(!sim.res.overflow);
+			overtakes += sim.res.overtakes;
 			cr_assert(!sim.res.deadlock,
 				  "%s/%u n=%u seed %u: %u of %u completions",
 				  mrail_barrier_alg_name(alg), degree, n, seed,
@@ -306,6 +328,16 @@ static void check_alg(enum mrail_barrier_alg alg, uint32_t degree,
 			}
 		}
 	}
+	/*
+	 * In a tree nobody enters the next barrier before its parent's release,
+	 * which needs this barrier's whole gather: no message can overtake. The
+	 * other two must have met the case, or the test proved nothing.
+	 */
+	if (alg == MRAIL_BARRIER_GATHER)
+		cr_assert_eq(overtakes, 0);
+	else
+		cr_assert_gt(overtakes, 0, "%s: no fast peer's next-barrier message ever overtook",
+			     mrail_barrier_alg_name(alg));
 }
 
 Test(barrier_sim, dissemination)
@@ -339,6 +371,7 @@ Test(barrier_sim, shared_counter_is_unsound)
 	for (n = 3; n <= 16; n++) {
 		for (seed = 1; seed <= 20; seed++) {
 			sim.shared = true;
+			sim.no_chain = false;
 			sim_run(&sim, MRAIL_BARRIER_DISSEMINATION, 0, n,
 				seed % n, seed * 1000003ull + n);
 			bad += sim.res.early;
@@ -346,6 +379,25 @@ Test(barrier_sim, shared_counter_is_unsound)
 	}
 	sim.shared = false;
 	cr_assert_gt(bad, 0, "one shared counter never left early: the simulator sees nothing");
+}
+
+/* Per-step counters but no chain token: a later round's arrival fires its
+ * step before the earlier step did, and someone leaves early. */
+Test(barrier_sim, unchained_steps_are_unsound)
+{
+	uint32_t n, seed, bad = 0;
+
+	for (n = 3; n <= 16; n++) {
+		for (seed = 1; seed <= 20; seed++) {
+			sim.shared = false;
+			sim.no_chain = true;
+			sim_run(&sim, MRAIL_BARRIER_DISSEMINATION, 0, n,
+				seed % n, seed * 1000003ull + n);
+			bad += sim.res.early;
+		}
+	}
+	sim.no_chain = false;
+	cr_assert_gt(bad, 0, "unchained steps never left early: the simulator sees nothing");
 }
 
 static void expect_send(const struct mrail_barrier_step *step, uint32_t i,
