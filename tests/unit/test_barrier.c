@@ -1,10 +1,11 @@
 /*
  * Unit tests of core/barrier.c. The heart is a discrete-event simulator of
  * n processes (n = 1..64) running the schedules exactly as counter-triggered
- * operations would: at entry a process arms every step of the barrier on its
- * counter and threshold; a step fires when its counter reaches the
- * threshold (sends, then the chain token to the next counter); an arrival
- * increments the receiver's counter. Messages are delivered in an order
+ * operations would, through core/trigger.c's queues (one per counter): at
+ * entry a process arms every step of the barrier on its counter and
+ * threshold; a step fires when its counter reaches the threshold (sends,
+ * then the chain token to the next counter); an arrival increments the
+ * receiver's counter. Messages are delivered in an order
  * drawn from a fixed-seed generator (any delay), one process enters late,
  * and two barriers run back to back, the others re-entering at once.
  *
@@ -29,6 +30,7 @@
 #include "test_rng.h"
 
 #include "barrier.h"
+#include "trigger.h"
 
 #define SIM_MAX_N	64
 #define SIM_EPOCHS	2
@@ -42,11 +44,19 @@ struct sim_event {
 	uint64_t known[SIM_EPOCHS];
 };
 
+/* A triggered operation: step k of barrier e, in core/trigger.c's queue. */
+struct sim_op {
+	struct mrail_trig_op trig;	/* first: the queue hands this back */
+	uint32_t step;
+	uint32_t epoch;
+};
+
 struct sim_proc {
 	struct mrail_barrier_schedule sched;
 	uint64_t counter[MRAIL_BARRIER_MAX_COUNTERS];
-	/* bit e: the op of step k for barrier e is armed and has not fired */
-	uint32_t pending[MRAIL_BARRIER_MAX_COUNTERS];
+	/* One pending-operation queue per counter, as the provider will. */
+	struct mrail_trig_queue queue[MRAIL_BARRIER_MAX_COUNTERS];
+	struct sim_op op[MRAIL_BARRIER_MAX_COUNTERS][SIM_EPOCHS];
 	uint32_t fired[MRAIL_BARRIER_MAX_COUNTERS];
 	uint64_t known[SIM_EPOCHS];
 	uint32_t epoch;		/* barrier it is in; SIM_EPOCHS when done */
@@ -123,7 +133,7 @@ static void push(struct sim *s, const struct sim_event *ev)
 }
 
 static void enter(struct sim *s, uint32_t r);
-static void bump(struct sim *s, uint32_t r, uint32_t k);
+static void bump(struct sim *s, uint32_t r, uint32_t c);
 
 static void complete(struct sim *s, uint32_t r, uint32_t e)
 {
@@ -146,20 +156,18 @@ static void complete(struct sim *s, uint32_t r, uint32_t e)
 		enter(s, r);
 }
 
-/* Fires, in threshold order, every armed step whose counter is reached. */
-static void try_fire(struct sim *s, uint32_t r, uint32_t k)
+/* Issues every operation the queue of counter c says must fire now. */
+static void drain(struct sim *s, uint32_t r, uint32_t c)
 {
 	struct sim_proc *p = &s->proc[r];
 	struct mrail_barrier_step *step;
+	struct mrail_trig_op *trig;
 	struct sim_event ev;
-	uint32_t e, i;
+	uint32_t e, i, k;
 
-	for (e = 0; e < SIM_EPOCHS; e++) {
-		if (!(p->pending[k] & (1u << e)))
-			continue;
-		if (p->counter[phys(s, k)] < threshold(s, p, k, e))
-			break;
-		p->pending[k] &= ~(1u << e);
+	while ((trig = mrail_trig_pop_ready(&p->queue[c]))) {
+		k = ((struct sim_op *) trig)->step;
+		e = ((struct sim_op *) trig)->epoch;
 		p->fired[k]++;
 		if (k == p->sched.n_steps) {
 			complete(s, r, e);
@@ -182,19 +190,14 @@ static void try_fire(struct sim *s, uint32_t r, uint32_t k)
 	}
 }
 
-/* Counter c of r moved: every step watching it may fire. */
+/* Counter c of r moved: the operations armed on it may fire. */
 static void bump(struct sim *s, uint32_t r, uint32_t c)
 {
 	struct sim_proc *p = &s->proc[r];
-	uint32_t k;
 
 	p->counter[c]++;
-	if (!s->shared) {
-		try_fire(s, r, c);
-		return;
-	}
-	for (k = 0; k <= p->sched.n_steps; k++)
-		try_fire(s, r, k);
+	mrail_trig_set_value(&p->queue[c], p->counter[c]);
+	drain(s, r, c);
 }
 
 static void enter(struct sim *s, uint32_t r)
@@ -205,10 +208,16 @@ static void enter(struct sim *s, uint32_t r)
 	if (r == s->late)
 		s->late_entered = true;
 	p->known[e] |= 1ull << r;
+	/* fi_barrier arms the whole chain at once. */
+	for (k = 0; k <= p->sched.n_steps; k++) {
+		p->op[k][e].step = k;
+		p->op[k][e].epoch = e;
+		cr_assert_geq(mrail_trig_arm(&p->queue[phys(s, k)],
+					     &p->op[k][e].trig,
+					     threshold(s, p, k, e)), 0);
+	}
 	for (k = 0; k <= p->sched.n_steps; k++)
-		p->pending[k] |= 1u << e;
-	for (k = 0; k <= p->sched.n_steps; k++)
-		try_fire(s, r, k);
+		drain(s, r, k);
 }
 
 static void deliver(struct sim *s, const struct sim_event *ev)
@@ -243,6 +252,8 @@ static void sim_run(struct sim *s, enum mrail_barrier_alg alg, uint32_t degree,
 	s->rng = seed;
 	s->n_ev = 0;
 	for (r = 0; r < n; r++) {
+		for (i = 0; i < MRAIL_BARRIER_MAX_COUNTERS; i++)
+			mrail_trig_queue_init(&s->proc[r].queue[i], 0);
 		cr_assert_eq(mrail_barrier_schedule(alg, degree, n, r,
 						    &s->proc[r].sched, err,
 						    sizeof(err)), 0, "%s", err);
@@ -320,7 +331,9 @@ static void check_alg(enum mrail_barrier_alg alg, uint32_t degree,
 				cr_assert_leq(p->sched.n_steps, cost.max_steps);
 				for (k = 0; k <= p->sched.n_steps; k++) {
 					cr_assert_eq(p->fired[k], SIM_EPOCHS);
-					cr_assert_eq(p->pending[k], 0);
+					cr_assert_eq(p->queue[k].pending, 0);
+					cr_assert_eq(p->op[k][0].trig.state,
+						     MRAIL_TRIG_FIRED);
 					cr_assert_eq(p->counter[k],
 						     mrail_barrier_threshold(&p->sched, k,
 									     SIM_EPOCHS - 1));
