@@ -100,15 +100,7 @@ static int atomic_validate(struct mrail_ep *ep, fi_addr_t peer,
 			   "datatype %u) of %" PRIu64 " bytes at offset %#" PRIx64
 			   " of key %#" PRIx64 " refused: %s\n", (uint64_t) peer,
 			   kind_name(d->kind), d->op, d->datatype, len, d->addr,
-			   d->key, !mr ? "no region has this key" :
-			   ret == -EACCES ? (access == FI_REMOTE_WRITE ?
-				"the region was not registered with FI_REMOTE_WRITE" :
-				access == FI_REMOTE_READ ?
-				"the region was not registered with FI_REMOTE_READ" :
-				"the region was not registered with both "
-				"FI_REMOTE_READ and FI_REMOTE_WRITE") :
-			   "the range is outside the region (addresses are "
-			   "offsets into it)");
+			   d->key, mrail_rma_refusal(mr != NULL, ret, access));
 		return ret;
 	}
 	*mr_out = mr;

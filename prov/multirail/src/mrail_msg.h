@@ -166,6 +166,9 @@ bool mrail_rdv_own_ops_pending(struct mrail_ep *ep);
 void mrail_rma_target_complete(struct mrail_ep *ep,
 			       const struct mrail_cq_entry *entry, int32_t status);
 /* A WRITE, READ_REQ or READ_RESP arrived from peer (header validated). */
+/* Why mrail_rma_check refused (ret) a peer the access it asked of a region
+ * (have_mr false: no region has the key), for the target's warning. */
+const char *mrail_rma_refusal(bool have_mr, int ret, uint64_t access);
 void mrail_rma_handle_rx(struct mrail_ep *ep, size_t rail, fi_addr_t peer,
 			 const struct mrail_wire_hdr *hdr, const uint8_t *payload);
 

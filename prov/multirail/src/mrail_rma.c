@@ -67,6 +67,24 @@ void mrail_rma_target_complete(struct mrail_ep *ep,
 	}
 }
 
+const char *mrail_rma_refusal(bool have_mr, int ret, uint64_t access)
+{
+	if (!have_mr)
+		return "no region has this key";
+	if (ret != -EACCES)
+		return "the range is outside the region (addresses are "
+		       "offsets into it)";
+	switch (access) {
+	case FI_REMOTE_WRITE:
+		return "the region was not registered with FI_REMOTE_WRITE";
+	case FI_REMOTE_READ:
+		return "the region was not registered with FI_REMOTE_READ";
+	default:
+		return "the region was not registered with both "
+		       "FI_REMOTE_READ and FI_REMOTE_WRITE";
+	}
+}
+
 /* The region a peer's request names, if it may have the access asked. */
 static int rma_validate(struct mrail_ep *ep, fi_addr_t peer,
 			const struct mrail_wire_rma *rma, uint64_t access,
@@ -83,12 +101,7 @@ static int rma_validate(struct mrail_ep *ep, fi_addr_t peer,
 			   " refused: %s\n", (uint64_t) peer,
 			   access == FI_REMOTE_WRITE ? "write" : "read",
 			   rma->len, rma->addr, rma->key,
-			   !mr ? "no region has this key" :
-			   ret == -EACCES ? (access == FI_REMOTE_WRITE ?
-				"the region was not registered with FI_REMOTE_WRITE" :
-				"the region was not registered with FI_REMOTE_READ") :
-			   "the range is outside the region (addresses are "
-			   "offsets into it)");
+			   mrail_rma_refusal(mr != NULL, ret, access));
 		return ret;
 	}
 	*mr_out = mr;
