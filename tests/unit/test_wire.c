@@ -606,7 +606,7 @@ Test(wire_hdr_frame, sender_key_zero)
 
 Test(wire_hdr_rules, unknown_op)
 {
-	static const uint8_t ops[] = { 0, 8, 9, 0x7f, 0xff };
+	static const uint8_t ops[] = { 0, 8, 9, 11, 0x7f, 0xff };
 	struct mrail_wire_hdr hdr;
 	struct test_msg m;
 	char want[64];
@@ -1562,4 +1562,88 @@ Test(wire_fuzz, payload_decoders)
 		free(copy);
 	}
 	cr_assert_gt(tally.payload_accepted, 0);
+}
+
+/* ---- flow control: CREDIT ---- */
+
+Test(wire_credit, round_trip_and_layout)
+{
+	struct mrail_wire_hdr hdr = {
+		.sender = TEST_SENDER, .op = MRAIL_OP_CREDIT,
+		.payload_len = MRAIL_WIRE_CREDIT_LEN,
+	};
+	static const uint8_t want[MRAIL_WIRE_CREDIT_LEN] = {
+		0x20, 0x01, 0, 0, 0, 0, 0, 0,
+	};
+	uint8_t payload[MRAIL_WIRE_CREDIT_LEN];
+	char err[MRAIL_ERR_MAX];
+	uint32_t credits;
+
+	cr_assert_eq(mrail_wire_credit_encode(0x120, payload, sizeof(payload)),
+		     MRAIL_WIRE_CREDIT_LEN);
+	cr_assert_arr_eq(payload, want, sizeof(want));
+	assert_hdr_round_trip(&hdr, payload, &test_limits);
+	cr_assert_eq(mrail_wire_credit_decode(payload, sizeof(payload), &credits,
+					      err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(credits, 0x120);
+}
+
+Test(wire_credit, refused)
+{
+	uint8_t payload[MRAIL_WIRE_CREDIT_LEN + 1] = { 0 };
+	char err[MRAIL_ERR_MAX];
+	uint32_t credits = 7;
+	struct test_msg m;
+
+	cr_assert_eq(mrail_wire_credit_encode(0, payload, sizeof(payload)), -EINVAL);
+	cr_assert_eq(mrail_wire_credit_encode(1, payload, 7), -ENOSPC);
+	cr_assert_eq(mrail_wire_credit_decode(payload, MRAIL_WIRE_CREDIT_LEN,
+					      &credits, err, sizeof(err)), -EINVAL);
+	cr_assert_not_null(strstr(err, "grants 0 credits"), "%s", err);
+	cr_assert_eq(credits, 0);
+	payload[0] = 1;
+	payload[5] = 1;
+	cr_assert_eq(mrail_wire_credit_decode(payload, MRAIL_WIRE_CREDIT_LEN,
+					      &credits, err, sizeof(err)), -EINVAL);
+	cr_assert_not_null(strstr(err, "reserved"), "%s", err);
+	payload[5] = 0;
+	cr_assert_eq(mrail_wire_credit_decode(payload, MRAIL_WIRE_CREDIT_LEN + 1,
+					      &credits, err, sizeof(err)), -EINVAL);
+	/* The header rules: a CREDIT is numbered by nothing, answers nothing. */
+	raw_valid_msg(&m, MRAIL_OP_CREDIT, 0, MRAIL_WIRE_CREDIT_LEN);
+	assert_raw_round_trip(&m, &test_limits);
+	raw_valid_msg(&m, MRAIL_OP_CREDIT, 0, 4);
+	assert_msg_refused(&m, &test_limits, -EINVAL,
+			   "CREDIT payload of 4 bytes, expected 8");
+	raw_valid_msg(&m, MRAIL_OP_CREDIT, 0, MRAIL_WIRE_CREDIT_LEN);
+	m.bytes[8] = 1;
+	assert_msg_refused(&m, &test_limits, -EINVAL, "CREDIT carries seq 1");
+	raw_valid_msg(&m, MRAIL_OP_CREDIT, 0, MRAIL_WIRE_CREDIT_LEN);
+	m.bytes[32] = 1;
+	assert_msg_refused(&m, &test_limits, -EINVAL, "CREDIT carries req_id 1");
+}
+
+Test(wire_credit, which_ops_spend_credits)
+{
+	static const struct {
+		uint8_t op;
+		bool spends;
+	} cases[] = {
+		{ MRAIL_OP_EAGER, true }, { MRAIL_OP_RTS, true },
+		{ MRAIL_OP_WRITE, true }, { MRAIL_OP_READ_REQ, true },
+		{ MRAIL_OP_ACK, false }, { MRAIL_OP_HELLO, false },
+		{ MRAIL_OP_READ_RESP, false }, { MRAIL_OP_CREDIT, false },
+		{ 0, false }, { 0xff, false },
+	};
+	uint8_t msg[MRAIL_WIRE_HDR_LEN] = { 0 };
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		msg[1] = cases[i].op;
+		cr_assert_eq(mrail_wire_needs_credit(msg, sizeof(msg)),
+			     cases[i].spends, "op %u", cases[i].op);
+	}
+	msg[1] = MRAIL_OP_EAGER;
+	cr_assert_not(mrail_wire_needs_credit(msg, MRAIL_WIRE_HDR_LEN - 1),
+		      "a message shorter than a header spends nothing");
 }

@@ -123,6 +123,8 @@ struct wire_op_rules {
 	const char *name;
 	uint8_t flags;		/* flags the op may carry */
 	bool ordered;		/* numbered by seq with the sender's others */
+	bool needs_req_id;	/* is, or answers, a request: req_id nonzero */
+	bool needs_credit;	/* spends one of the sender's credits */
 };
 
 static const struct wire_op_rules wire_ops[] = {
@@ -131,20 +133,27 @@ static const struct wire_op_rules wire_ops[] = {
 		.flags = MRAIL_WIRE_F_TAGGED | MRAIL_WIRE_F_CQ_DATA |
 			 MRAIL_WIRE_F_ACK_REQ,
 		.ordered = true,
+		.needs_credit = true,
 	},
 	[MRAIL_OP_RTS] = {
 		.name = "RTS",
 		.flags = MRAIL_WIRE_F_TAGGED | MRAIL_WIRE_F_CQ_DATA,
 		.ordered = true,
+		.needs_credit = true,
 	},
 	[MRAIL_OP_ACK] = { .name = "ACK" },
 	[MRAIL_OP_HELLO] = { .name = "HELLO", .flags = MRAIL_WIRE_F_REPLY },
 	[MRAIL_OP_WRITE] = {
 		.name = "WRITE",
 		.flags = MRAIL_WIRE_F_CQ_DATA | MRAIL_WIRE_F_INLINE,
+		.needs_req_id = true,
+		.needs_credit = true,
 	},
-	[MRAIL_OP_READ_REQ] = { .name = "READ_REQ" },
-	[MRAIL_OP_READ_RESP] = { .name = "READ_RESP" },
+	[MRAIL_OP_READ_REQ] = {
+		.name = "READ_REQ", .needs_req_id = true, .needs_credit = true,
+	},
+	[MRAIL_OP_READ_RESP] = { .name = "READ_RESP", .needs_req_id = true },
+	[MRAIL_OP_CREDIT] = { .name = "CREDIT" },
 };
 
 static const struct wire_op_rules *rules_for_op(unsigned op)
@@ -185,8 +194,8 @@ static int check_op_and_flags(const struct wire_err *err,
 	if (!*rules)
 		return wire_refuse(err, -EINVAL,
 			"unknown op %u (expected %d..%d: EAGER, RTS, ACK, "
-			"HELLO, WRITE, READ_REQ or READ_RESP)", hdr->op,
-			MRAIL_OP_EAGER, MRAIL_OP_READ_RESP);
+			"HELLO, WRITE, READ_REQ, READ_RESP or CREDIT)", hdr->op,
+			MRAIL_OP_EAGER, MRAIL_OP_CREDIT);
 	stray = hdr->flags & ~(unsigned) (*rules)->flags;
 	if (stray)
 		return wire_refuse(err, -EINVAL,
@@ -219,7 +228,7 @@ static int check_unused_fields(const struct wire_err *err,
 			rules->name, hdr->req_id,
 			hdr->op == MRAIL_OP_EAGER ?
 			"no ACK_REQ flag" : "it answers no request");
-	if (hdr->op >= MRAIL_OP_WRITE && !hdr->req_id)
+	if (rules->needs_req_id && !hdr->req_id)
 		return wire_refuse(err, -EINVAL,
 			"%s carries req_id 0, expected the request it is or "
 			"answers", rules->name);
@@ -282,6 +291,12 @@ static int check_payload_shape(const struct wire_err *err,
 				"READ_RESP payload of %" PRIu32 " bytes, expected "
 				"%d + an RTS descriptor", len,
 				MRAIL_WIRE_GRANT_LEN);
+		return 0;
+	case MRAIL_OP_CREDIT:
+		if (len != MRAIL_WIRE_CREDIT_LEN)
+			return wire_refuse(err, -EINVAL,
+				"CREDIT payload of %" PRIu32 " bytes, expected %d",
+				len, MRAIL_WIRE_CREDIT_LEN);
 		return 0;
 	case MRAIL_OP_HELLO:
 		if (len < 1 || len > MRAIL_ADDR_MAX_LEN)
@@ -384,6 +399,16 @@ static int check_payload_limits(const struct wire_err *err,
 	default:
 		return 0;
 	}
+}
+
+bool mrail_wire_needs_credit(const void *msg, size_t len)
+{
+	const struct wire_op_rules *rules;
+
+	if (len < MRAIL_WIRE_HDR_LEN)
+		return false;
+	rules = rules_for_op(((const uint8_t *) msg)[HDR_OP]);
+	return rules && rules->needs_credit;
 }
 
 /* ---- header ---- */
@@ -767,5 +792,43 @@ int mrail_wire_grant_decode(const void *payload, size_t len, uint64_t *grant_id,
 			"READ_RESP grant id 0, expected the target's request");
 	*grant_id = id;
 	*offset = get_le64(&p[GRANT_OFFSET]);
+	return 0;
+}
+
+/* ---- CREDIT ---- */
+
+int mrail_wire_credit_encode(uint32_t credits, void *buf, size_t len)
+{
+	uint8_t *p = buf;
+
+	if (!credits)
+		return -EINVAL;
+	if (len < MRAIL_WIRE_CREDIT_LEN)
+		return -ENOSPC;
+	if (!buf)
+		return -EINVAL;
+	put_le32(p, credits);
+	put_le32(p + 4, 0);
+	return MRAIL_WIRE_CREDIT_LEN;
+}
+
+int mrail_wire_credit_decode(const void *payload, size_t len, uint32_t *credits,
+			     char *err, size_t err_len)
+{
+	const struct wire_err werr = { .buf = err, .len = err_len };
+	const uint8_t *p = payload;
+
+	*credits = 0;
+	if (len != MRAIL_WIRE_CREDIT_LEN || !p)
+		return wire_refuse(&werr, -EINVAL,
+			"CREDIT payload of %zu bytes, expected %d", len,
+			MRAIL_WIRE_CREDIT_LEN);
+	if (get_le32(p + 4))
+		return wire_refuse(&werr, -EINVAL,
+			"CREDIT reserved word is 0x%08" PRIx32 ", expected 0",
+			get_le32(p + 4));
+	if (!get_le32(p))
+		return wire_refuse(&werr, -EINVAL, "CREDIT grants 0 credits");
+	*credits = get_le32(p);
 	return 0;
 }

@@ -30,6 +30,9 @@
  *          length of data, else an RTS descriptor of that length (the
  *          target reads the data, then ACKs request id)
  *   READ_REQ  RMA descriptor; answered with READ_RESP or an error ACK
+ *   CREDIT u32 credits (nonzero), u32 reserved zero: the receiver took that
+ *          many of the sender's EAGER, RTS, WRITE and READ_REQ messages
+ *          off its rails; the sender may send as many more (flow control)
  *   READ_RESP u64 grant id (nonzero), u64 offset into the target's region,
  *          then an RTS descriptor of the region (base, per rail keys); the
  *          initiator reads, then ACKs the grant id
@@ -61,6 +64,7 @@
 #define MRAIL_WIRE_ACK_LEN 8
 #define MRAIL_WIRE_RMA_LEN 24
 #define MRAIL_WIRE_GRANT_LEN 16
+#define MRAIL_WIRE_CREDIT_LEN 8
 
 enum mrail_wire_op {
 	MRAIL_OP_EAGER = 1,	/* a whole message inline */
@@ -70,6 +74,7 @@ enum mrail_wire_op {
 	MRAIL_OP_WRITE = 5,	/* RMA write: inline data or where to read it */
 	MRAIL_OP_READ_REQ = 6,	/* RMA read: asks for a region's rail keys */
 	MRAIL_OP_READ_RESP = 7,	/* the keys: the initiator reads, then ACKs */
+	MRAIL_OP_CREDIT = 10,	/* flow control: the sender may send more */
 };
 
 #define MRAIL_WIRE_F_TAGGED	0x01	/* EAGER, RTS: tag is meaningful */
@@ -184,5 +189,18 @@ int mrail_wire_grant_encode(uint64_t grant_id, uint64_t offset, void *buf,
 			    size_t len);
 int mrail_wire_grant_decode(const void *payload, size_t len, uint64_t *grant_id,
 			    uint64_t *offset, char *err, size_t err_len);
+
+/*
+ * Whether an encoded message (at least a header) spends a flow-control
+ * credit: EAGER, RTS, WRITE and READ_REQ, the requests a sender can send
+ * without waiting for an answer. Answers and CREDIT itself spend none.
+ */
+bool mrail_wire_needs_credit(const void *msg, size_t len);
+
+/* CREDIT payload. Encode: MRAIL_WIRE_CREDIT_LEN, -ENOSPC, or -EINVAL for 0
+ * credits. Decode: 0, or -EINVAL (wrong length, reserved word, 0 credits). */
+int mrail_wire_credit_encode(uint32_t credits, void *buf, size_t len);
+int mrail_wire_credit_decode(const void *payload, size_t len, uint32_t *credits,
+			     char *err, size_t err_len);
 
 #endif /* MRAIL_WIRE_H */

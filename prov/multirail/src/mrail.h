@@ -259,6 +259,15 @@ void mrail_progress_kick(struct mrail_domain *domain);
 /* Messages from senders not in the AV yet that an endpoint keeps (each at
  * most a rail buffer) until the AV learns them; more are dropped. */
 #define MRAIL_STRANGER_MAX 1024
+/*
+ * Flow control: a sender has at most MRAIL_TX_CREDITS credit-spending
+ * messages (wire.h: EAGER, RTS, WRITE, READ_REQ) on their way to one peer,
+ * which returns credits in CREDIT messages once it has taken
+ * MRAIL_CREDIT_BATCH of them off its rails. Without it a fast sender fills
+ * a slow receiver's core provider (which buffers without bound).
+ */
+#define MRAIL_TX_CREDITS 128
+#define MRAIL_CREDIT_BATCH 32
 #define MRAIL_IOV_LIMIT 4
 /* FI_OPT_MIN_MULTI_RECV's default: the largest eager message, so a
  * multi-receive buffer still posted always has room for one whole. */
@@ -304,6 +313,7 @@ struct mrail_rail_buf {
 	bool complete_user;		/* TX: write user on completion */
 	struct mrail_cq_entry user;	/* TX: the user completion */
 	uint64_t rdv_req_id;		/* TX of an RTS: its rendezvous, or 0 */
+	fi_addr_t credit_peer;		/* TX: whose credit it spent, or NOTAVAIL */
 	uint8_t *data;
 	struct mrail_rail_buf *free_next;	/* TX: the rail's free list */
 	/* RX held back (not reposted) because it arrived too far ahead of
@@ -316,6 +326,9 @@ struct mrail_rail_buf {
 struct mrail_peer_rx {
 	bool ready;
 	struct mrail_reorder reorder;
+	/* Credit-spending messages taken off the rails and not yet
+	 * returned to the peer in a CREDIT (flow control, mrail_msg.c). */
+	uint32_t credits_owed;
 };
 
 /*
@@ -380,6 +393,9 @@ struct mrail_ep {
 	size_t min_multi_recv;		/* FI_OPT_MIN_MULTI_RECV */
 	struct mrail_addr src;		/* fi_endpoint's info->src_addr */
 	uint64_t *tx_seq;		/* per peer fi_addr */
+	/* Per peer fi_addr: messages we may still send it before it returns
+	 * credits (MRAIL_TX_CREDITS when nothing is in flight). */
+	uint32_t *tx_credits;
 	struct mrail_peer_rx *rx_peers;	/* per peer fi_addr */
 	size_t peer_cap;
 	struct mrail_wire_limits limits;

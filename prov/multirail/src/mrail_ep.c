@@ -15,8 +15,9 @@
 int mrail_ep_reserve_peer(struct mrail_ep *ep, fi_addr_t fi_addr)
 {
 	struct mrail_peer_rx *rx;
+	uint32_t *credits;
 	uint64_t *seq;
-	size_t cap;
+	size_t cap, i;
 
 	if (fi_addr < ep->peer_cap)
 		return 0;
@@ -31,6 +32,12 @@ int mrail_ep_reserve_peer(struct mrail_ep *ep, fi_addr_t fi_addr)
 	if (!rx)
 		return -FI_ENOMEM;
 	ep->rx_peers = rx;
+	credits = realloc(ep->tx_credits, cap * sizeof(*credits));
+	if (!credits)
+		return -FI_ENOMEM;
+	ep->tx_credits = credits;
+	for (i = ep->peer_cap; i < cap; i++)
+		credits[i] = MRAIL_TX_CREDITS;
 	memset(seq + ep->peer_cap, 0, (cap - ep->peer_cap) * sizeof(*seq));
 	memset(rx + ep->peer_cap, 0, (cap - ep->peer_cap) * sizeof(*rx));
 	ep->peer_cap = cap;
@@ -522,6 +529,7 @@ static void ep_free(struct mrail_ep *ep)
 	}
 	free(ep->rx_peers);
 	free(ep->tx_seq);
+	free(ep->tx_credits);
 	free(ep);
 }
 

@@ -290,6 +290,7 @@ static struct mrail_rail_buf *tx_buf_on_rail(struct mrail_ep *ep, size_t rail)
 	ep->tx_free[rail] = buf->free_next;
 	buf->free_next = NULL;
 	buf->rdv_req_id = 0;
+	buf->credit_peer = FI_ADDR_NOTAVAIL;
 	buf->complete_user = false;
 	return buf;
 }
@@ -463,18 +464,70 @@ enum rx_verdict {
 	RX_STRANGER,		/* from a sender key the AV does not know yet */
 };
 
+/* ---- flow control ---- */
+
+/* A CREDIT from peer: it took that many of our messages off its rails. */
+static void rx_credit(struct mrail_ep *ep, size_t rail, fi_addr_t peer,
+		      const struct mrail_wire_hdr *hdr, const uint8_t *payload)
+{
+	char err[MRAIL_ERR_MAX];
+	uint32_t credits;
+
+	if (mrail_wire_credit_decode(payload, hdr->payload_len, &credits, err,
+				     sizeof(err))) {
+		mrail_rx_report_bad_message(ep, rail, err);
+		return;
+	}
+	if (mrail_ep_reserve_peer(ep, peer))
+		return;
+	if (credits > MRAIL_TX_CREDITS - ep->tx_credits[peer]) {
+		MRAIL_WARN(FI_LOG_EP_DATA, "peer %" PRIu64 " returned %" PRIu32
+			   " credits, more than the %" PRIu32 " it holds\n",
+			   (uint64_t) peer, credits,
+			   MRAIL_TX_CREDITS - ep->tx_credits[peer]);
+		ep->tx_credits[peer] = MRAIL_TX_CREDITS;
+		return;
+	}
+	ep->tx_credits[peer] += credits;
+}
+
+/* One credit-spending message from peer is off our rails: once a batch
+ * has gathered, the peer gets them back. */
+static void rx_owe_credit(struct mrail_ep *ep, fi_addr_t peer)
+{
+	struct mrail_wire_hdr hdr = {
+		.sender = ep->self_key,
+		.op = MRAIL_OP_CREDIT,
+		.payload_len = MRAIL_WIRE_CREDIT_LEN,
+	};
+	uint8_t msg[MRAIL_WIRE_HDR_LEN + MRAIL_WIRE_CREDIT_LEN];
+	struct mrail_peer_rx *rx;
+
+	if (mrail_ep_reserve_peer(ep, peer))
+		return;
+	rx = &ep->rx_peers[peer];
+	if (++rx->credits_owed < MRAIL_CREDIT_BATCH)
+		return;
+	mrail_wire_hdr_encode(&hdr, msg, MRAIL_WIRE_HDR_LEN);
+	mrail_wire_credit_encode(rx->credits_owed, msg + MRAIL_WIRE_HDR_LEN,
+				 MRAIL_WIRE_CREDIT_LEN);
+	rx->credits_owed = 0;
+	mrail_ctrl_send(ep, peer, msg, sizeof(msg));
+}
+
+static enum rx_verdict rx_from_peer(struct mrail_ep *ep, size_t rail, fi_addr_t peer,
+				    const struct mrail_wire_hdr *hdr,
+				    const uint8_t *payload);
+
 /* *sender is the header's sender key, for RX_STRANGER. */
 static enum rx_verdict rx_dispatch(struct mrail_ep *ep, size_t rail,
 				   const uint8_t *data, size_t len, uint64_t *sender)
 {
 	const uint8_t *payload = data + MRAIL_WIRE_HDR_LEN;
 	struct mrail_wire_hdr hdr;
-	struct mrail_peer_rx *rx;
-	struct mrail_rx_msg *msg;
+	enum rx_verdict verdict;
 	char err[MRAIL_ERR_MAX];
 	fi_addr_t peer;
-	void *next;
-	int ret;
 
 	if (mrail_wire_hdr_decode(data, len, &ep->limits, &hdr, err, sizeof(err))) {
 		mrail_rx_report_bad_message(ep, rail, err);
@@ -488,6 +541,30 @@ static enum rx_verdict rx_dispatch(struct mrail_ep *ep, size_t rail,
 	if (peer == FI_ADDR_NOTAVAIL) {
 		*sender = hdr.sender;
 		return RX_STRANGER;
+	}
+	verdict = rx_from_peer(ep, rail, peer, &hdr, payload);
+	/* Taken off the rail, whatever became of it: the sender may send
+	 * another. One held for later is counted when it is taken. */
+	if (verdict == RX_DONE && mrail_wire_needs_credit(data, len))
+		rx_owe_credit(ep, peer);
+	return verdict;
+}
+
+/* A decoded message from a peer the AV knows. */
+static enum rx_verdict rx_from_peer(struct mrail_ep *ep, size_t rail, fi_addr_t peer,
+				    const struct mrail_wire_hdr *hdr_in,
+				    const uint8_t *payload)
+{
+	const struct mrail_wire_hdr hdr = *hdr_in;
+	struct mrail_peer_rx *rx;
+	struct mrail_rx_msg *msg;
+	char err[MRAIL_ERR_MAX];
+	void *next;
+	int ret;
+
+	if (hdr.op == MRAIL_OP_CREDIT) {
+		rx_credit(ep, rail, peer, &hdr, payload);
+		return RX_DONE;
 	}
 	if (hdr.op == MRAIL_OP_ACK) {
 		mrail_rdv_handle_ack(ep, rail, peer, &hdr, payload);
@@ -750,6 +827,9 @@ void mrail_msg_handle_tx(struct mrail_ep *ep, struct mrail_rail_buf *buf, int er
 			   buf->rc.rail + 1, fi_strerror(err));
 		buf->user.err = err;
 		buf->user.prov_errno = -err;
+		/* The peer never got it, so it returns no credit for it. */
+		if (buf->credit_peer != FI_ADDR_NOTAVAIL)
+			ep->tx_credits[buf->credit_peer]++;
 	}
 	if (buf->rdv_req_id) {
 		/* An RTS, or an eager FI_DELIVERY_COMPLETE send: it
@@ -777,6 +857,7 @@ struct mrail_rail_buf *mrail_tx_buf_get(struct mrail_ep *ep)
 	ep->tx_free[rail] = buf->free_next;
 	buf->free_next = NULL;
 	buf->rdv_req_id = 0;
+	buf->credit_peer = FI_ADDR_NOTAVAIL;
 	buf->complete_user = false;
 	return buf;
 }
@@ -787,18 +868,43 @@ void mrail_tx_buf_put(struct mrail_ep *ep, struct mrail_rail_buf *buf)
 	ep->tx_free[buf->rc.rail] = buf;
 }
 
+/*
+ * Sends an encoded message. One that spends a credit (a request) waits with
+ * -FI_EAGAIN while the peer has returned none; callers unwind as for a
+ * rail that pushes back.
+ */
 ssize_t mrail_tx_buf_send(struct mrail_ep *ep, struct mrail_rail_buf *buf,
 			  size_t len, const struct mrail_av_peer *peer)
 {
+	fi_addr_t dest = (fi_addr_t) (peer - ep->av->peers);
+	bool spends = mrail_wire_needs_credit(buf->data, len);
 	size_t rail = buf->rc.rail;
 	ssize_t ret;
 
+	if (spends) {
+		if (mrail_ep_reserve_peer(ep, dest)) {
+			mrail_tx_buf_put(ep, buf);
+			return -FI_ENOMEM;
+		}
+		if (!ep->tx_credits[dest]) {
+			mrail_tx_buf_put(ep, buf);
+			/* The multiplexing policy's pick is given back. */
+			mrail_policy_tx_posted(ep, rail, buf->data, len, -FI_EAGAIN);
+			return -FI_EAGAIN;
+		}
+	}
 	ret = fi_send(ep->rail_eps[rail], buf->data, len, ep->rail_desc[rail],
 		      peer->rail_fi_addr[rail], &buf->rc.ctx);
 	mrail_policy_tx_posted(ep, rail, buf->data, len, ret);
-	if (ret)
+	if (ret) {
 		mrail_tx_buf_put(ep, buf);
-	return ret;
+		return ret;
+	}
+	if (spends) {
+		ep->tx_credits[dest]--;
+		buf->credit_peer = dest;
+	}
+	return 0;
 }
 
 /* acked: FI_DELIVERY_COMPLETE, the user completion waits for an ACK. */
