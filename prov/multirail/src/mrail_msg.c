@@ -888,8 +888,6 @@ ssize_t mrail_tx_buf_send(struct mrail_ep *ep, struct mrail_rail_buf *buf,
 		}
 		if (!ep->tx_credits[dest]) {
 			mrail_tx_buf_put(ep, buf);
-			/* The multiplexing policy's pick is given back. */
-			mrail_policy_tx_posted(ep, rail, buf->data, len, -FI_EAGAIN);
 			return -FI_EAGAIN;
 		}
 	}
