@@ -174,25 +174,65 @@ static bool expected_mux(const struct fi_mrail_policy_attr *p, size_t n,
 	}
 }
 
+/* Messages first..last-1 (pattern seed base + index), checked whole. */
+static int mux_messages(struct bench *b, const struct test *t, uint8_t *buf,
+			uint64_t first, uint64_t last, uint64_t base)
+{
+	struct bench_ctx ctx = { 0 };
+	uint64_t j;
+	size_t at;
+	int ret = 0;
+
+	for (j = first; j < last && !ret; j++) {
+		if (b->is_server) {
+			memset(buf, 0, t->msg_size);
+			ret = bench_post_recv(b, false, buf, t->msg_size, 0, &ctx);
+			if (!ret)
+				ret = bench_wait_ctx(b, &ctx);
+			at = mismatch(buf, t->msg_size, base + j);
+			check_what(!ret && at == t->msg_size, "message data",
+				   "message %" PRIu64 " byte %zu", base + j, at);
+		} else {
+			fill(buf, t->msg_size, base + j);
+			ret = bench_post_send(b, false, buf, t->msg_size, 0, &ctx);
+			if (!ret)
+				ret = bench_wait_ctx(b, &ctx);
+			check(!ret, "send %" PRIu64 ": %s", base + j, fi_strerror(-ret));
+		}
+	}
+	return ret;
+}
+
 static int run_mux(struct bench *b, const struct test *t)
 {
 	struct fi_mrail_policy_attr pol;
 	struct fi_mrail_stats st;
-	struct bench_ctx ctx = { 0 };
 	uint64_t v, expect, sent = 0, got;
 	uint8_t *buf = malloc(t->msg_size);
-	size_t c, r, at;
+	size_t c, r;
 	int ret = 0;
 
 	if (!buf)
 		return -FI_ENOMEM;
-	if (!b->is_server && t->set_mux)
+	/* Both sides have the same rails; the rest is the client's. */
+	check(get_policy(b, &pol) == 0, "FI_MRAIL_GET_POLICY");
+	/* Warm-up: a rail still connecting pushes back and the message takes
+	 * the policy's next rail; once every rail is up, a SET_POLICY
+	 * restarts the sequence from rail 0 and the counts are exact. */
+	ret = mux_messages(b, t, buf, 0, 4 * (uint64_t) pol.rail_count, 5000);
+	if (ret)
+		goto out;
+	bench_sync(b);
+	if (!b->is_server && t->set_mux) {
 		set_policy(b, t, true, t->set_mux);
+	} else if (!b->is_server) {
+		ret = fi_control(&b->ep->fid, FI_MRAIL_SET_POLICY, &pol);
+		check(ret == 0, "FI_MRAIL_SET_POLICY of its own policy (restart): %s",
+		      fi_strerror(-ret));
+	}
 	/* The server learns the client's policy to know what to expect. */
 	if (!b->is_server)
 		check(get_policy(b, &pol) == 0, "FI_MRAIL_GET_POLICY");
-	else
-		memset(&pol, 0, sizeof(pol));
 	bench_exchange_u64(b, pol.mux_policy, &v);
 	if (b->is_server)
 		pol.mux_policy = (uint32_t) v;
@@ -216,24 +256,11 @@ static int run_mux(struct bench *b, const struct test *t)
 	bench_sync(b);
 
 	for (c = 0; c < t->ncheckpoints; c++) {
-		for (; sent < t->checkpoints[c]; sent++) {
-			if (b->is_server) {
-				memset(buf, 0, t->msg_size);
-				ret = bench_post_recv(b, false, buf, t->msg_size, 0, &ctx);
-				if (!ret)
-					ret = bench_wait_ctx(b, &ctx);
-				at = mismatch(buf, t->msg_size, sent);
-				check_what(!ret && at == t->msg_size, "message data",
-					   "message %" PRIu64 " byte %zu", sent, at);
-			} else {
-				fill(buf, t->msg_size, sent);
-				ret = bench_post_send(b, false, buf, t->msg_size, 0, &ctx);
-				if (!ret)
-					ret = bench_wait_ctx(b, &ctx);
-				check(!ret, "send %" PRIu64 ": %s", sent, fi_strerror(-ret));
-			}
+		if (t->checkpoints[c] > sent) {
+			ret = mux_messages(b, t, buf, sent, t->checkpoints[c], 0);
 			if (ret)
 				goto out;
+			sent = t->checkpoints[c];
 		}
 		bench_sync(b);
 		check(get_stats(b, &st) == 0 && st.rail_count == pol.rail_count,

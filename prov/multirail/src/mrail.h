@@ -346,11 +346,6 @@ struct mrail_rail_counts {
 struct mrail_policy {
 	struct fi_mrail_policy_attr attr;	/* the settings, validated */
 	struct mrail_mux mux;
-	/* The mux before its last pick: a message the rail could not take
-	 * now (-FI_EAGAIN, e.g. while its connection is set up) gives its
-	 * pick back, so a retry takes the same rail and the sequence holds. */
-	struct mrail_mux mux_before;
-	bool mux_before_valid;
 	struct mrail_adaptive adaptive;
 	uint8_t select_cursor;		/* local_dynamic striping: next rail */
 	uint64_t align;			/* stripe offsets: a power of two */

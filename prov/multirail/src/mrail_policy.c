@@ -284,13 +284,6 @@ static int attr_validate(const struct fi_mrail_policy_attr *attr, size_t rail_co
 	return 0;
 }
 
-static bool mux_settings_differ(const struct fi_mrail_policy_attr *a,
-				const struct fi_mrail_policy_attr *b)
-{
-	return a->mux_policy != b->mux_policy || a->window != b->window ||
-	       memcmp(a->weights, b->weights, sizeof(a->weights));
-}
-
 static bool stripe_settings_differ(const struct fi_mrail_policy_attr *a,
 				   const struct fi_mrail_policy_attr *b)
 {
@@ -299,9 +292,10 @@ static bool stripe_settings_differ(const struct fi_mrail_policy_attr *a,
 }
 
 /*
- * Makes attr (validated) the endpoint's settings. A policy whose settings
- * changed starts afresh (round-robin from rail 0, adaptive from even
- * shares); the other keeps its state.
+ * Makes attr (validated) the endpoint's settings. The multiplexing policy
+ * starts afresh (from rail 0); adaptive striping starts afresh from even
+ * shares when the striping policy or alpha changed, else keeps what it
+ * learnt.
  */
 static int policy_apply(struct mrail_ep *ep, const struct fi_mrail_policy_attr *attr,
 			bool first)
@@ -309,13 +303,12 @@ static int policy_apply(struct mrail_ep *ep, const struct fi_mrail_policy_attr *
 	struct mrail_policy *pol = &ep->policy;
 	int ret;
 
-	if (first || mux_settings_differ(&pol->attr, attr)) {
-		ret = mrail_mux_init(&pol->mux, attr->mux_policy, ep->rail_count,
-				     attr->weights, attr->window);
-		if (ret)
-			return -FI_EINVAL;
-		pol->mux_before_valid = false;
-	}
+	/* Every SET restarts the multiplexing policy (rail 0, no credit),
+	 * so an application can start a known sequence at any time. */
+	ret = mrail_mux_init(&pol->mux, attr->mux_policy, ep->rail_count,
+			     attr->weights, attr->window);
+	if (ret)
+		return -FI_EINVAL;
 	if (first || stripe_settings_differ(&pol->attr, attr)) {
 		ret = mrail_adaptive_init(&pol->adaptive, ep->rail_count,
 					  attr->adaptive_alpha);
@@ -412,16 +405,15 @@ static uint64_t msg_user_bytes(const void *msg, size_t len)
 void mrail_policy_tx_posted(struct mrail_ep *ep, size_t rail, const void *msg,
 			    size_t len, ssize_t ret)
 {
-	struct mrail_policy *pol = &ep->policy;
-	struct mrail_rail_counts *c = &pol->rails[rail];
-	bool undo = pol->mux_before_valid;
+	struct mrail_rail_counts *c = &ep->policy.rails[rail];
 
-	pol->mux_before_valid = false;
-	if (ret == -FI_EAGAIN) {
-		if (undo)
-			pol->mux = pol->mux_before;
+	/*
+	 * A rail that pushes back (-FI_EAGAIN) keeps the pick it was given:
+	 * the retry goes to the policy's next rail, so a rail that is full
+	 * or still connecting does not hold the message back.
+	 */
+	if (ret == -FI_EAGAIN)
 		return;
-	}
 	if (ret) {
 		c->errors++;
 		return;
@@ -500,14 +492,14 @@ int mrail_policy_tx_rail(struct mrail_ep *ep)
 {
 	struct mrail_policy *pol = &ep->policy;
 	uint32_t outstanding[MRAIL_MAX_RAILS];
+	struct mrail_mux mux_before;
 	bool ld = pol->mux.policy == MRAIL_MUX_LOCAL_DYNAMIC;
 	size_t rail;
 	int pick;
 
 	if (ld)
 		policy_outstanding(ep, outstanding);
-	pol->mux_before = pol->mux;
-	pol->mux_before_valid = true;
+	mux_before = pol->mux;
 	pick = mrail_mux_pick(&pol->mux, ld ? outstanding : NULL);
 	if (pick >= 0 && ep->tx_free[pick])
 		return pick;
@@ -525,9 +517,8 @@ int mrail_policy_tx_rail(struct mrail_ep *ep)
 	}
 	pick = mrail_mux_pick_least_loaded(&pol->mux, outstanding);
 	if (pick < 0 || outstanding[pick] == UINT32_MAX) {
-		/* Nothing sent: the policy's turn is not used up. */
-		pol->mux = pol->mux_before;
-		pol->mux_before_valid = false;
+		/* Nothing can be sent: the policy's turn is not used up. */
+		pol->mux = mux_before;
 		return -1;
 	}
 	return pick;
