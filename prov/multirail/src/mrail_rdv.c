@@ -262,6 +262,26 @@ ssize_t mrail_rdv_send_rma(struct mrail_ep *ep, const struct iovec *iov,
 			       complete_user);
 }
 
+/* A new entry of the table of operations waiting for a peer's answer,
+ * under a fresh request id; NULL when out of memory. */
+static struct mrail_rdv_send *wait_add(struct mrail_ep *ep, fi_addr_t dest,
+				       enum mrail_wait_kind kind,
+				       const struct mrail_cq_entry *user,
+				       bool complete_user)
+{
+	struct mrail_rdv_send *wait = calloc(1, sizeof(*wait));
+
+	if (!wait)
+		return NULL;
+	wait->req_id = ++ep->next_req_id;
+	wait->kind = kind;
+	wait->peer = dest;
+	wait->user = *user;
+	wait->complete_user = complete_user;
+	HASH_ADD(hh, ep->rdv_sends, req_id, sizeof(wait->req_id), wait);
+	return wait;
+}
+
 /*
  * FI_DELIVERY_COMPLETE on an eager send: its completion waits for the
  * receiver's ACK like a rendezvous send's does, in the same table, with no
@@ -270,17 +290,10 @@ ssize_t mrail_rdv_send_rma(struct mrail_ep *ep, const struct iovec *iov,
 uint64_t mrail_ack_wait_add(struct mrail_ep *ep, fi_addr_t dest,
 			    const struct mrail_cq_entry *user, bool complete_user)
 {
-	struct mrail_rdv_send *wait = calloc(1, sizeof(*wait));
+	struct mrail_rdv_send *wait = wait_add(ep, dest, MRAIL_WAIT_SEND, user,
+					       complete_user);
 
-	if (!wait)
-		return 0;
-	wait->req_id = ++ep->next_req_id;
-	wait->kind = MRAIL_WAIT_SEND;
-	wait->peer = dest;
-	wait->user = *user;
-	wait->complete_user = complete_user;
-	HASH_ADD(hh, ep->rdv_sends, req_id, sizeof(wait->req_id), wait);
-	return wait->req_id;
+	return wait ? wait->req_id : 0;
 }
 
 uint64_t mrail_rdv_read_wait_add(struct mrail_ep *ep, fi_addr_t dest,
@@ -288,17 +301,15 @@ uint64_t mrail_rdv_read_wait_add(struct mrail_ep *ep, fi_addr_t dest,
 				 const struct mrail_cq_entry *user,
 				 bool complete_user)
 {
-	uint64_t req_id = mrail_ack_wait_add(ep, dest, user, complete_user);
-	struct mrail_rdv_send *wait;
+	struct mrail_rdv_send *wait = wait_add(ep, dest, MRAIL_WAIT_READ, user,
+					       complete_user);
 
-	if (!req_id)
+	if (!wait)
 		return 0;
-	HASH_FIND(hh, ep->rdv_sends, &req_id, sizeof(req_id), wait);
-	wait->kind = MRAIL_WAIT_READ;
 	memcpy(wait->iov, iov, count * sizeof(iov[0]));
 	wait->iov_count = count;
 	wait->len = mrail_iov_total(iov, count);
-	return req_id;
+	return wait->req_id;
 }
 
 uint64_t mrail_rdv_grant_add(struct mrail_ep *ep, fi_addr_t reader, uint64_t len)
@@ -308,14 +319,10 @@ uint64_t mrail_rdv_grant_add(struct mrail_ep *ep, fi_addr_t reader, uint64_t len
 		.len = len,
 		.src = reader,
 	};
-	uint64_t req_id = mrail_ack_wait_add(ep, reader, &entry, false);
-	struct mrail_rdv_send *wait;
+	struct mrail_rdv_send *wait = wait_add(ep, reader, MRAIL_WAIT_GRANT,
+					       &entry, false);
 
-	if (!req_id)
-		return 0;
-	HASH_FIND(hh, ep->rdv_sends, &req_id, sizeof(req_id), wait);
-	wait->kind = MRAIL_WAIT_GRANT;
-	return req_id;
+	return wait ? wait->req_id : 0;
 }
 
 uint64_t mrail_atomic_wait_add(struct mrail_ep *ep, fi_addr_t dest,
@@ -323,18 +330,16 @@ uint64_t mrail_atomic_wait_add(struct mrail_ep *ep, fi_addr_t dest,
 			       const struct mrail_cq_entry *user,
 			       bool complete_user)
 {
-	uint64_t req_id = mrail_ack_wait_add(ep, dest, user, complete_user);
-	struct mrail_rdv_send *wait;
+	struct mrail_rdv_send *wait = wait_add(ep, dest, MRAIL_WAIT_ATOMIC, user,
+					       complete_user);
 
-	if (!req_id)
+	if (!wait)
 		return 0;
-	HASH_FIND(hh, ep->rdv_sends, &req_id, sizeof(req_id), wait);
-	wait->kind = MRAIL_WAIT_ATOMIC;
 	if (count)
 		memcpy(wait->iov, result, count * sizeof(result[0]));
 	wait->iov_count = count;
 	wait->len = mrail_iov_total(result, count);
-	return req_id;
+	return wait->req_id;
 }
 
 void mrail_atomic_wait_done(struct mrail_ep *ep, size_t rail, fi_addr_t peer,
