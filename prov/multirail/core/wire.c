@@ -158,6 +158,7 @@ static const struct wire_op_rules wire_ops[] = {
 	},
 	[MRAIL_OP_ATOMIC_RESP] = { .name = "ATOMIC_RESP", .needs_req_id = true },
 	[MRAIL_OP_CREDIT] = { .name = "CREDIT" },
+	[MRAIL_OP_COLL] = { .name = "COLL" },
 };
 
 static const struct wire_op_rules *rules_for_op(unsigned op)
@@ -318,6 +319,14 @@ static int check_payload_shape(const struct wire_err *err,
 				"ATOMIC_RESP payload of %" PRIu32 " bytes, "
 				"expected %d + the result data", len,
 				MRAIL_WIRE_ATOMIC_RESP_LEN);
+		return 0;
+	case MRAIL_OP_COLL:
+		if (len < MRAIL_WIRE_COLL_LEN ||
+		    len > MRAIL_WIRE_COLL_LEN + MRAIL_WIRE_COLL_MAX_DATA)
+			return wire_refuse(err, -EINVAL,
+				"COLL payload of %" PRIu32 " bytes, expected "
+				"%d + at most %u bytes of data", len,
+				MRAIL_WIRE_COLL_LEN, MRAIL_WIRE_COLL_MAX_DATA);
 		return 0;
 	case MRAIL_OP_HELLO:
 		if (len < 1 || len > MRAIL_ADDR_MAX_LEN)
@@ -1060,5 +1069,117 @@ int mrail_wire_atomic_resp_decode(const void *payload, size_t len,
 	*status = value;
 	*result_len = len - MRAIL_WIRE_ATOMIC_RESP_LEN;
 	*result = *result_len ? p + MRAIL_WIRE_ATOMIC_RESP_LEN : NULL;
+	return 0;
+}
+
+/* ---- COLL ---- */
+
+#define COLL_GROUP		0
+#define COLL_SEQ		8
+#define COLL_COUNTER		16
+#define COLL_KIND		20
+#define COLL_DATATYPE		21
+#define COLL_OP			22
+#define COLL_RESERVED		23
+#define COLL_DATA_LEN		24
+#define COLL_RESERVED2		28
+
+static int check_coll(const struct wire_err *err,
+		      const struct mrail_wire_coll *coll)
+{
+	if (!coll->group)
+		return wire_refuse(err, -EINVAL,
+			"COLL group id is 0 (every group has a nonzero one)");
+	if (coll->counter >= MRAIL_WIRE_COLL_MAX_COUNTERS)
+		return wire_refuse(err, -EINVAL,
+			"COLL counter %" PRIu32 ", expected 0..%u",
+			coll->counter, MRAIL_WIRE_COLL_MAX_COUNTERS - 1);
+	if (coll->data_len > MRAIL_WIRE_COLL_MAX_DATA)
+		return wire_refuse(err, -EINVAL,
+			"COLL data length %" PRIu32 " exceeds %u",
+			coll->data_len, MRAIL_WIRE_COLL_MAX_DATA);
+	switch (coll->kind) {
+	case MRAIL_WIRE_COLL_BARRIER:
+		if (coll->datatype || coll->op || coll->data_len)
+			return wire_refuse(err, -EINVAL,
+				"COLL barrier carries datatype %u, op %u and "
+				"%" PRIu32 " bytes of data, expected none",
+				coll->datatype, coll->op, coll->data_len);
+		return 0;
+	case MRAIL_WIRE_COLL_BCAST:
+		if (coll->op)
+			return wire_refuse(err, -EINVAL,
+				"COLL broadcast carries op %u, expected 0",
+				coll->op);
+		return 0;
+	case MRAIL_WIRE_COLL_ALLREDUCE:
+		return 0;
+	default:
+		return wire_refuse(err, -EINVAL,
+			"COLL kind %u is unknown (expected 1 barrier, "
+			"2 broadcast or 3 allreduce)", coll->kind);
+	}
+}
+
+int mrail_wire_coll_encode(const struct mrail_wire_coll *coll, void *buf,
+			   size_t len)
+{
+	uint8_t *p = buf;
+
+	if (!coll || check_coll(NULL, coll))
+		return -EINVAL;
+	if (len < MRAIL_WIRE_COLL_LEN)
+		return -ENOSPC;
+	if (!buf)
+		return -EINVAL;
+	put_le64(&p[COLL_GROUP], coll->group);
+	put_le64(&p[COLL_SEQ], coll->seq);
+	put_le32(&p[COLL_COUNTER], coll->counter);
+	p[COLL_KIND] = coll->kind;
+	p[COLL_DATATYPE] = coll->datatype;
+	p[COLL_OP] = coll->op;
+	p[COLL_RESERVED] = 0;
+	put_le32(&p[COLL_DATA_LEN], coll->data_len);
+	put_le32(&p[COLL_RESERVED2], 0);
+	return MRAIL_WIRE_COLL_LEN;
+}
+
+int mrail_wire_coll_decode(const void *payload, size_t len,
+			   struct mrail_wire_coll *coll, const uint8_t **data,
+			   char *err, size_t err_len)
+{
+	const struct wire_err werr = { .buf = err, .len = err_len };
+	const uint8_t *p = payload;
+	int ret;
+
+	if (!coll || !data || (!payload && len))
+		return wire_refuse(&werr, -EINVAL,
+			"no COLL payload or fields to decode into");
+	memset(coll, 0, sizeof(*coll));
+	*data = NULL;
+	if (len < MRAIL_WIRE_COLL_LEN)
+		return wire_refuse(&werr, -EINVAL,
+			"COLL is truncated: %zu bytes, expected at least %d",
+			len, MRAIL_WIRE_COLL_LEN);
+	if (p[COLL_RESERVED] || get_le32(&p[COLL_RESERVED2]))
+		return wire_refuse(&werr, -EINVAL,
+			"COLL reserved fields are not zero");
+	coll->group = get_le64(&p[COLL_GROUP]);
+	coll->seq = get_le64(&p[COLL_SEQ]);
+	coll->counter = get_le32(&p[COLL_COUNTER]);
+	coll->kind = p[COLL_KIND];
+	coll->datatype = p[COLL_DATATYPE];
+	coll->op = p[COLL_OP];
+	coll->data_len = get_le32(&p[COLL_DATA_LEN]);
+	ret = check_coll(&werr, coll);
+	if (!ret && coll->data_len != len - MRAIL_WIRE_COLL_LEN)
+		ret = wire_refuse(&werr, -EINVAL,
+			"COLL says %" PRIu32 " bytes of data, %zu follow",
+			coll->data_len, len - MRAIL_WIRE_COLL_LEN);
+	if (ret) {
+		memset(coll, 0, sizeof(*coll));
+		return ret;
+	}
+	*data = coll->data_len ? p + MRAIL_WIRE_COLL_LEN : NULL;
 	return 0;
 }

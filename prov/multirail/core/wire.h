@@ -101,6 +101,7 @@ enum mrail_wire_op {
 	MRAIL_OP_ATOMIC = 8,	/* an atomic the target applies itself */
 	MRAIL_OP_ATOMIC_RESP = 9,	/* its outcome, and the fetched values */
 	MRAIL_OP_CREDIT = 10,	/* flow control: the sender may send more */
+	MRAIL_OP_COLL = 12,	/* one step of a collective (fi_collective) */
 };
 
 #define MRAIL_WIRE_F_TAGGED	0x01	/* EAGER, RTS: tag is meaningful */
@@ -302,5 +303,62 @@ int mrail_wire_atomic_resp_encode(int32_t status, void *buf, size_t len);
 int mrail_wire_atomic_resp_decode(const void *payload, size_t len,
 				  int32_t *status, const uint8_t **result,
 				  size_t *result_len, char *err, size_t err_len);
+
+/*
+ * COLL: one signal of a collective operation (src/mrail_coll.c). Not
+ * sequenced, spends no credit, answers nothing: seq, tag, cq_data and
+ * req_id are zero, no flags. The payload is a collective descriptor, then
+ * exactly its data length of data (a broadcast's or an allreduce's
+ * elements, none for a barrier):
+ *   0  u64  group id (nonzero): the same at every member of the group
+ *   8  u64  operation sequence number within the group (0: the join)
+ *  16  u32  counter: the receiver's step counter the signal increments,
+ *           below MRAIL_WIRE_COLL_MAX_COUNTERS
+ *  20  u8   kind (enum mrail_wire_coll_kind)
+ *  21  u8   datatype (enum fi_datatype; 0 for a barrier)
+ *  22  u8   op (enum fi_op; 0 for a barrier and a broadcast)
+ *  23  u8   reserved, zero
+ *  24  u32  data length, 0..MRAIL_WIRE_COLL_MAX_DATA (0 for a barrier)
+ *  28  u32  reserved, zero
+ * Whether the data fits the receiver's operation (same kind, datatype,
+ * op and length) only the receiver can tell, once it has started it.
+ */
+#define MRAIL_WIRE_COLL_LEN 32
+#define MRAIL_WIRE_COLL_MAX_DATA 4096u
+#define MRAIL_WIRE_COLL_MAX_COUNTERS 18u
+
+enum mrail_wire_coll_kind {
+	MRAIL_WIRE_COLL_BARRIER = 1,	/* fi_barrier, and the join */
+	MRAIL_WIRE_COLL_BCAST = 2,
+	MRAIL_WIRE_COLL_ALLREDUCE = 3,
+};
+
+struct mrail_wire_coll {
+	uint64_t group;
+	uint64_t seq;
+	uint32_t counter;
+	uint8_t kind;
+	uint8_t datatype;
+	uint8_t op;
+	uint32_t data_len;
+};
+
+/* Writes the descriptor (MRAIL_WIRE_COLL_LEN bytes); the caller appends
+ * data_len bytes of data. Returns MRAIL_WIRE_COLL_LEN, -ENOSPC, or -EINVAL
+ * for what every receiver refuses (see decode). */
+int mrail_wire_coll_encode(const struct mrail_wire_coll *coll, void *buf,
+			   size_t len);
+
+/*
+ * Decodes a COLL payload of len bytes: group nonzero, counter below
+ * MRAIL_WIRE_COLL_MAX_COUNTERS, a known kind, reserved bytes zero, a
+ * barrier with no datatype, op or data, a broadcast with no op, data
+ * length at most MRAIL_WIRE_COLL_MAX_DATA and exactly the bytes after the
+ * descriptor. *data points at them (NULL when none). Returns 0 or -EINVAL
+ * (coll zeroed) with err saying why.
+ */
+int mrail_wire_coll_decode(const void *payload, size_t len,
+			   struct mrail_wire_coll *coll, const uint8_t **data,
+			   char *err, size_t err_len);
 
 #endif /* MRAIL_WIRE_H */
