@@ -381,14 +381,18 @@ int mrail_coll_inst_start(struct mrail_coll_inst *inst,
 				" of this group was started already", inst->seq);
 		return -EALREADY;
 	}
-	if (mrail_coll_valid(kind, kind == MRAIL_WIRE_COLL_BARRIER ? FI_NOOP :
-			     kind == MRAIL_WIRE_COLL_BCAST ? FI_ATOMIC_WRITE : op,
+	if (mrail_coll_valid(kind, kind == MRAIL_WIRE_COLL_BARRIER ? FI_NOOP : op,
 			     kind == MRAIL_WIRE_COLL_BARRIER ? FI_VOID : datatype,
-			     &size, &max_count) ||
-	    (kind != MRAIL_WIRE_COLL_BARRIER && (!count || count > max_count))) {
+			     &size, &max_count)) {
 		mrail_write_err(err, err_len,
-				"this collective takes no %zu elements of datatype %u with op %u (at most %zu of a datatype it supports)",
-				count, datatype, op, max_count);
+				"op %u on datatype %u (enum fi_op, fi_datatype) is not offered: fi_query_collective tells what is",
+				op, datatype);
+		return -EINVAL;
+	}
+	if (kind != MRAIL_WIRE_COLL_BARRIER && (!count || count > max_count)) {
+		mrail_write_err(err, err_len,
+				"%zu elements of %zu bytes: one operation carries 1 to %zu (%u bytes)",
+				count, size, max_count, MRAIL_WIRE_COLL_MAX_DATA);
 		return -EINVAL;
 	}
 	for (k = 0; k < MRAIL_BARRIER_MAX_COUNTERS; k++) {

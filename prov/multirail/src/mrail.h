@@ -63,6 +63,7 @@ struct mrail_env {
 	char *adaptive_alpha;	/* FI_MRAIL_ADAPTIVE_ALPHA */
 	char *min_stripe;	/* FI_MRAIL_MIN_STRIPE */
 	char *stripe_ratio;	/* FI_MRAIL_STRIPE_RATIO */
+	char *barrier;		/* FI_MRAIL_BARRIER, NULL: dissemination */
 };
 extern struct mrail_env mrail_env;
 
@@ -419,6 +420,10 @@ struct mrail_ep {
 	/* FI_PROGRESS_AUTO: rails whose CQ has no fd (ofi_rxd's), polled. */
 	bool rail_cq_polled[MRAIL_MAX_RAILS];
 	struct mrail_policy policy;	/* mrail_policy.c */
+	/* Collectives (mrail_coll.c): the EQ fi_ep_bind gave (where
+	 * FI_JOIN_COMPLETE goes), and the groups and their operations. */
+	struct mrail_eq *eq;
+	struct mrail_coll_ep *coll;
 };
 
 int mrail_ep_open(struct fid_domain *domain, struct fi_info *info,
@@ -783,5 +788,40 @@ int mrail_mr_check_access(const struct mrail_mr *mr, uint64_t addr, size_t len,
 			  uint64_t access);
 
 /* ================ end of counters, EQs, MRs, wait objects ================ */
+
+/*
+ * ======================================================================
+ * Collectives (mrail_av_set.c, mrail_coll.c). Caller holds the domain
+ * lock for handle_rx, progress and ep_close.
+ * ======================================================================
+ */
+#include <rdma/fi_collective.h>
+
+/* fi_addr_t values naming an AV set (fi_av_set_addr) and a joined group
+ * (fi_mc_addr): far above any AV index. */
+#define MRAIL_COLL_SET_ADDR_BIT ((uint64_t) 1 << 61)
+#define MRAIL_COLL_GROUP_ADDR_BIT ((uint64_t) 1 << 62)
+
+struct mrail_coll_ep;
+
+int mrail_av_set_open(struct fid_av *av, struct fi_av_set_attr *attr,
+		      struct fid_av_set **set, void *context);
+/* The AV, members (fi_addr_t in set order) and address of an AV set mrail
+ * opened; -FI_EINVAL for anything else. */
+int mrail_av_set_members(const struct fid_av_set *set, struct mrail_av **av,
+			 const uint64_t **addrs, size_t *n, fi_addr_t *coll_addr);
+extern struct fi_ops_collective mrail_coll_ops;
+/* fi_join (fi_join_collective) on an endpoint. */
+int mrail_coll_join(struct fid_ep *ep, const void *addr, uint64_t flags,
+		    struct fid_mc **mc, void *context);
+int mrail_query_collective(struct fid_domain *domain, enum fi_collective_op coll,
+			   struct fi_collective_attr *attr, uint64_t flags);
+/* A COLL message from a peer the AV knows. */
+void mrail_coll_handle_rx(struct mrail_ep *ep, size_t rail, fi_addr_t peer,
+			  const struct mrail_wire_hdr *hdr, const uint8_t *payload);
+/* Sends the signals that waited for a transmit buffer. */
+void mrail_coll_progress(struct mrail_ep *ep);
+/* The endpoint closes: its groups' operations are dropped. */
+void mrail_coll_ep_close(struct mrail_ep *ep);
 
 #endif /* MRAIL_H */

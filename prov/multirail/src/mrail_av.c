@@ -636,4 +636,5 @@ static struct fi_ops_av mrail_av_ops = {
 	.remove = mrail_av_remove,
 	.lookup = mrail_av_lookup,
 	.straddr = mrail_av_straddr,
+	.av_set = mrail_av_set_open,
 };

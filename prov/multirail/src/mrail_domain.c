@@ -180,13 +180,6 @@ static int mrail_domain_no_srx(struct fid_domain *domain, struct fi_rx_attr *att
 	return -FI_ENOSYS;
 }
 
-static int mrail_domain_no_collective(struct fid_domain *domain,
-				      enum fi_collective_op coll,
-				      struct fi_collective_attr *attr, uint64_t flags)
-{
-	return -FI_ENOSYS;
-}
-
 static struct fi_ops mrail_domain_fi_ops = {
 	.size = sizeof(struct fi_ops),
 	.close = mrail_domain_close,
@@ -206,7 +199,7 @@ static struct fi_ops_domain mrail_domain_ops = {
 	.stx_ctx = mrail_domain_no_stx,
 	.srx_ctx = mrail_domain_no_srx,
 	.query_atomic = mrail_query_atomic,
-	.query_collective = mrail_domain_no_collective,
+	.query_collective = mrail_query_collective,
 };
 
 static struct fi_ops_mr mrail_domain_mr_ops = {

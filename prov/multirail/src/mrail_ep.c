@@ -134,6 +134,9 @@ size_t mrail_ep_progress(struct mrail_ep *ep)
 		return 0;
 	for (rail = 0; rail < ep->rail_count; rail++)
 		done += rail_progress(ep, rail);
+	/* Collective signals first: they must not wait behind bulk work. */
+	if (ep->coll)
+		mrail_coll_progress(ep);
 	if (ep->rdv_recvs || ep->pending_acks)
 		mrail_rdv_progress(ep);
 	if (ep->hellos)
@@ -454,6 +457,13 @@ static int mrail_ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 	} else if (bfid->fclass == FI_CLASS_CQ) {
 		ret = ep_bind_cq(ep, container_of(bfid, struct mrail_cq, cq_fid.fid),
 				 flags);
+	} else if (bfid->fclass == FI_CLASS_EQ) {
+		/* fi_join_collective reports FI_JOIN_COMPLETE there. */
+		ret = mrail_eq_from_fid(bfid) ? 0 : -FI_EINVAL;
+		if (!ret && !ep->eq) {
+			ep->eq = mrail_eq_from_fid(bfid);
+			mrail_eq_attach(ep->eq);
+		}
 	} else if (bfid->fclass == FI_CLASS_CNTR) {
 		cntr = mrail_cntr_from_fid(bfid);
 		if (cntr)
@@ -542,6 +552,9 @@ static int mrail_ep_close(struct fid *fid)
 	/* Off the progress thread's list before its rails close. */
 	if (ep->enabled)
 		mrail_progress_remove_ep(domain, ep);
+	mrail_coll_ep_close(ep);
+	if (ep->eq)
+		mrail_eq_detach(ep->eq);
 	ep_detach_cntrs(ep);
 	if (ep->tx_cq)
 		mrail_cq_detach_ep(ep->tx_cq, ep);
@@ -635,6 +648,7 @@ static struct fi_ops_ep mrail_ep_ops = {
 static struct fi_ops_cm mrail_ep_cm_ops = {
 	.size = sizeof(struct fi_ops_cm),
 	.getname = mrail_ep_getname,
+	.join = mrail_coll_join,
 };
 
 int mrail_ep_open(struct fid_domain *domain_fid, struct fi_info *info,
@@ -683,6 +697,7 @@ int mrail_ep_open(struct fid_domain *domain_fid, struct fi_info *info,
 	ep->ep_fid.tagged = &mrail_tagged_ops;
 	ep->ep_fid.rma = &mrail_rma_ops;
 	ep->ep_fid.atomic = &mrail_atomic_ops;
+	ep->ep_fid.collective = &mrail_coll_ops;
 	*ep_fid = &ep->ep_fid;
 	return 0;
 }

@@ -29,6 +29,10 @@
 		    FI_REMOTE_COMM | FI_RMA | FI_READ | FI_WRITE | FI_REMOTE_READ | \
 		    FI_REMOTE_WRITE | FI_ATOMIC | FI_RMA_EVENT)
 
+/* Offered only to hints that ask for them (fi_collective(3): the
+ * application asks for FI_COLLECTIVE); never in a default offer. */
+#define MRAIL_CAPS_ON_REQUEST (FI_COLLECTIVE)
+
 /* Set while this thread is inside mrail_getinfo: with the application's own
  * libfabric as corelib, discovery would otherwise reach mrail again. */
 static __thread bool in_getinfo;
@@ -67,9 +71,10 @@ static bool hints_exclude_mrail(const struct fi_info *hints)
 	if (hints->ep_attr && hints->ep_attr->type != FI_EP_UNSPEC &&
 	    hints->ep_attr->type != FI_EP_RDM)
 		return true;
-	if (hints->caps & ~MRAIL_CAPS) {
+	if (hints->caps & ~(MRAIL_CAPS | MRAIL_CAPS_ON_REQUEST)) {
 		MRAIL_INFO(FI_LOG_CORE, "hints ask for capabilities mrail lacks: %s\n",
-			   fi_tostr(&(uint64_t){ hints->caps & ~MRAIL_CAPS },
+			   fi_tostr(&(uint64_t){ hints->caps & ~(MRAIL_CAPS |
+						MRAIL_CAPS_ON_REQUEST) },
 				    FI_TYPE_CAPS));
 		return true;
 	}

@@ -2,6 +2,7 @@
  * Provider entry point: parameters, the fi_provider object, and fabric open.
  */
 #include "mrail.h"
+#include "barrier.h"
 
 struct mrail_env mrail_env = {
 	.rails = NULL,
@@ -69,6 +70,14 @@ static void mrail_define_params(void)
 	fi_param_define(&mrail_prov, "stripe_ratio", FI_PARAM_STRING,
 			"Share of the idle rails local_dynamic striping uses, 0 "
 			"(one rail) to 1 (all, default).");
+	fi_param_define(&mrail_prov, "barrier", FI_PARAM_STRING,
+			"Barrier algorithm of fi_barrier and of the join of "
+			"fi_join_collective: dissemination (default), pairwise "
+			"(recursive doubling, two more steps when the group "
+			"size is not a power of two), gather (tree of degree 2) "
+			"or gather:K (K from %u to %u). Every member must use "
+			"the same value.", MRAIL_BARRIER_MIN_DEGREE,
+			MRAIL_BARRIER_MAX_DEGREE);
 }
 
 static void mrail_read_params(void)
@@ -82,6 +91,7 @@ static void mrail_read_params(void)
 	fi_param_get_str(&mrail_prov, "adaptive_alpha", &mrail_env.adaptive_alpha);
 	fi_param_get_str(&mrail_prov, "min_stripe", &mrail_env.min_stripe);
 	fi_param_get_str(&mrail_prov, "stripe_ratio", &mrail_env.stripe_ratio);
+	fi_param_get_str(&mrail_prov, "barrier", &mrail_env.barrier);
 }
 
 struct fi_provider *fi_prov_ini(void)

@@ -570,6 +570,10 @@ static enum rx_verdict rx_from_peer(struct mrail_ep *ep, size_t rail, fi_addr_t 
 		mrail_rdv_handle_ack(ep, rail, peer, &hdr, payload);
 		return RX_DONE;
 	}
+	if (hdr.op == MRAIL_OP_COLL) {
+		mrail_coll_handle_rx(ep, rail, peer, &hdr, payload);
+		return RX_DONE;
+	}
 	if (hdr.op == MRAIL_OP_ATOMIC || hdr.op == MRAIL_OP_ATOMIC_RESP) {
 		mrail_atomic_handle_rx(ep, rail, peer, &hdr, payload);
 		return RX_DONE;

@@ -1,0 +1,68 @@
+#!/bin/bash
+# Collectives across emulated hosts: fi_mrail_coll with N processes (2 to
+# 16, powers of two and not) spread round-robin over 2 to 4 hosts with two
+# rails, for every barrier algorithm (FI_MRAIL_BARRIER): join, barriers with
+# one process entering 200 ms late (none may leave before it entered),
+# broadcasts and allreduces checked element by element. FI_PROGRESS_AUTO,
+# and one manual-progress run. Processes sleep in fi_cq_sread/fi_eq_sread.
+#
+# Needs MRAIL_BUILD; MRAIL_PRELOAD is preloaded into programs that load mrail.
+# COLL_QUICK=1 runs a smaller set (N = 2, 5, 8, 16 for dissemination only).
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=tests/integration/lib.sh
+. "$here/lib.sh"
+
+require_root
+build=${MRAIL_BUILD:?set MRAIL_BUILD to a built tree}
+prog=$build/fabtests-ext/fi_mrail_coll
+
+testbed_cleanup_on_exit
+
+# run NAME HOSTS N ALG LATE [ARGS...]: N processes over HOSTS hosts.
+run() {
+	local name=$1 hosts=$2 n=$3 alg=$4 late=$5 i host dir pids=() rc=0 bad=0
+	shift 5
+	dir=$(mktemp -d "$TEST_LOGDIR/run.XXXXXX")
+	for ((i = 0; i < n; i++)); do
+		host=$((i % hosts + 1))
+		timeout 240 "$TESTBED" exec "$host" env \
+			FI_PROVIDER_PATH="$build/.libs" LD_PRELOAD="${MRAIL_PRELOAD:-}" \
+			FI_LOG_LEVEL=warn FI_MRAIL_BARRIER="$alg" \
+			"$prog" -n "$n" -i "$i" -d "$dir" -L "$late" "$@" \
+			>"$dir/out.$i" 2>&1 &
+		pids+=($!)
+	done
+	for ((i = 0; i < n; i++)); do
+		wait "${pids[$i]}" || rc=$?
+		grep -qE '^fi_mrail_coll: ([0-9]+) of \1 checks passed' "$dir/out.$i" ||
+			bad=$((bad + 1))
+	done
+	if [[ $rc -eq 0 && $bad -eq 0 ]]; then
+		pass "$name: $(grep -h 'checks passed' "$dir/out.0" | sed 's/^fi_mrail_coll: //') each; $(grep -h "waited" "$dir/out.$late" | sed 's/^fi_mrail_coll: //')"
+	else
+		fail "$name" "$bad of $n processes failed (exit $rc): $(grep -hE \
+			'FAIL|rror|sanitizer|signal|early|left' "$dir"/out.* | sort | uniq -c | head -8)"
+	fi
+}
+
+if [[ ${COLL_QUICK:-0} = 1 ]]; then
+	algs=(dissemination)
+	sizes=(2 5 8 16)
+else
+	algs=(dissemination pairwise gather gather:3)
+	sizes=(2 3 4 5 7 8 12 16)
+fi
+
+"$TESTBED" up --hosts 4 --rails 2 >/dev/null || { fail testbed "up failed"; finish; }
+for alg in "${algs[@]}"; do
+	for n in "${sizes[@]}"; do
+		hosts=$(( n < 4 ? n : 4 ))
+		(( n == 3 )) && hosts=2
+		late=$(( (n * 2 + 1) / 3 % n ))
+		run "$alg, N=$n over $hosts hosts, process $late late" "$hosts" "$n" "$alg" "$late"
+	done
+done
+run "dissemination, N=6 over 3 hosts, manual progress" 3 6 dissemination 5 -m
+
+finish
