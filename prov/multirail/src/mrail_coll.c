@@ -698,6 +698,12 @@ int mrail_coll_join(struct fid_ep *ep_fid, const void *addr, uint64_t flags,
 			   "groups only (fi_join_collective), no multicast\n");
 		return -FI_ENOSYS;
 	}
+	if (!(ep->caps & FI_COLLECTIVE)) {
+		MRAIL_WARN(FI_LOG_EP_CTRL, "fi_join_collective: the endpoint "
+			   "was opened without FI_COLLECTIVE: ask for it in "
+			   "hints->caps\n");
+		return -FI_ENOSYS;
+	}
 	if (!caddr || !mc ||
 	    mrail_av_set_members(caddr->set, &av, &addrs, &n, &set_addr)) {
 		MRAIL_WARN(FI_LOG_EP_CTRL, "fi_join_collective: no AV set of "
