@@ -606,7 +606,7 @@ Test(wire_hdr_frame, sender_key_zero)
 
 Test(wire_hdr_rules, unknown_op)
 {
-	static const uint8_t ops[] = { 0, 11, 12, 0x7f, 0xff };
+	static const uint8_t ops[] = { 0, 11, 13, 0x7f, 0xff };
 	struct mrail_wire_hdr hdr;
 	struct test_msg m;
 	char want[64];
