@@ -64,5 +64,19 @@ for alg in "${algs[@]}"; do
 	done
 done
 run "dissemination, N=6 over 3 hosts, manual progress" 3 6 dissemination 5 -m
+run "pairwise, N=1 (a group of one)" 1 1 pairwise 0
+
+# A bad FI_MRAIL_BARRIER fails the join with a warning naming the value.
+dir=$(mktemp -d "$TEST_LOGDIR/bad.XXXXXX")
+timeout 60 "$TESTBED" exec 1 env FI_PROVIDER_PATH="$build/.libs" \
+	LD_PRELOAD="${MRAIL_PRELOAD:-}" FI_LOG_LEVEL=warn FI_MRAIL_BARRIER=gather:99 \
+	"$prog" -n 1 -i 0 -d "$dir" >"$dir/out" 2>&1
+rc=$?
+if [[ $rc -eq 2 ]] && grep -q 'FI_MRAIL_BARRIER=gather:99: the gather tree degree' "$dir/out" &&
+   grep -q 'fi_join_collective: Invalid argument' "$dir/out"; then
+	pass "FI_MRAIL_BARRIER=gather:99: the join fails with -FI_EINVAL and says why"
+else
+	fail "FI_MRAIL_BARRIER=gather:99" "exit $rc: $(tail -n 3 "$dir/out")"
+fi
 
 finish
