@@ -4,7 +4,8 @@
 # rails, for every barrier algorithm (FI_MRAIL_BARRIER): join, barriers with
 # one process entering 200 ms late (none may leave before it entered),
 # broadcasts and allreduces checked element by element. FI_PROGRESS_AUTO,
-# and one manual-progress run. Processes sleep in fi_cq_sread/fi_eq_sread.
+# one manual-progress run, one over a tcp and a udp rail, a group of one,
+# and a bad FI_MRAIL_BARRIER. Processes sleep in fi_cq_sread/fi_eq_sread.
 #
 # Needs MRAIL_BUILD; MRAIL_PRELOAD is preloaded into programs that load mrail.
 # COLL_QUICK=1 runs a smaller set (N = 2, 5, 8, 16 for dissemination only).
@@ -19,7 +20,9 @@ prog=$build/fabtests-ext/fi_mrail_coll
 
 testbed_cleanup_on_exit
 
-# run NAME HOSTS N ALG LATE [ARGS...]: N processes over HOSTS hosts.
+# run NAME HOSTS N ALG LATE [ARGS...]: N processes over HOSTS hosts, with
+# FI_MRAIL_RAILS=$rails when set (else discovery: two tcp rails).
+rails=
 run() {
 	local name=$1 hosts=$2 n=$3 alg=$4 late=$5 i host dir pids=() rc=0 bad=0
 	shift 5
@@ -28,7 +31,7 @@ run() {
 		host=$((i % hosts + 1))
 		timeout 240 "$TESTBED" exec "$host" env \
 			FI_PROVIDER_PATH="$build/.libs" LD_PRELOAD="${MRAIL_PRELOAD:-}" \
-			FI_LOG_LEVEL=warn FI_MRAIL_BARRIER="$alg" \
+			FI_LOG_LEVEL=warn FI_MRAIL_BARRIER="$alg" ${rails:+FI_MRAIL_RAILS="$rails"} \
 			"$prog" -n "$n" -i "$i" -d "$dir" -L "$late" "$@" \
 			>"$dir/out.$i" 2>&1 &
 		pids+=($!)
@@ -65,6 +68,9 @@ for alg in "${algs[@]}"; do
 done
 run "dissemination, N=6 over 3 hosts, manual progress" 3 6 dissemination 5 -m
 run "pairwise, N=1 (a group of one)" 1 1 pairwise 0
+rails='tcp;ofi_rxm@mr0,udp;ofi_rxd@mr1'
+run "pairwise, N=8 over 4 hosts, tcp + udp rails" 4 8 pairwise 6
+rails=
 
 # A bad FI_MRAIL_BARRIER fails the join with a warning naming the value.
 dir=$(mktemp -d "$TEST_LOGDIR/bad.XXXXXX")
