@@ -296,8 +296,11 @@ static void test_barriers(struct state *s)
 	check(!early, "%d barriers over %d processes, process %d late by 200 ms: "
 	      "none left before the last entered (%d early)", s->rounds, s->n,
 	      s->late, early);
-	printf("fi_mrail_coll: process %d waited %.1f ms in barrier 0 (late %d)\n",
-	       s->index, (double) (leave[0] - enter[0]) / 1e6, s->late);
+	printf("fi_mrail_coll: process %d waited %.1f ms in barrier 0, %.1f ms "
+	       "in barrier %d (late %d)\n", s->index,
+	       (double) (leave[0] - enter[0]) / 1e6,
+	       (double) (leave[s->rounds - 1] - enter[s->rounds - 1]) / 1e6,
+	       s->rounds - 1, s->late);
 }
 
 /* Process i's value of element e in round r. */
