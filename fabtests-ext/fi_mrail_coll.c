@@ -45,11 +45,17 @@
 #define MAX_PROCS 64
 #define MAX_ROUNDS 64
 #define WAIT_MS 30000
+#define BULK_MSGS 8
 
 struct state {
 	int n, index, late, rounds;
 	const char *dir;
 	bool manual;
+	/* -B: bulk traffic around the ring during the barriers. */
+	size_t bulk;
+	struct fid_cq *rx_cq;
+	struct fid_cntr *send_cntr;
+	uint8_t *sbuf, *rbuf;
 	struct fi_info *info;
 	struct fid_fabric *fabric;
 	struct fid_domain *domain;
@@ -107,8 +113,25 @@ static void open_objects(struct state *s)
 	    (ret = fi_av_open(s->domain, &av_attr, &s->av, NULL)) ||
 	    (ret = fi_endpoint(s->domain, s->info, &s->ep, NULL)) ||
 	    (ret = fi_ep_bind(s->ep, &s->eq->fid, 0)) ||
-	    (ret = fi_ep_bind(s->ep, &s->cq->fid, FI_TRANSMIT | FI_RECV)) ||
-	    (ret = fi_ep_bind(s->ep, &s->av->fid, 0)) ||
+	    (ret = fi_ep_bind(s->ep, &s->av->fid, 0)))
+		die("opening the objects", ret);
+	if (!s->bulk) {
+		ret = fi_ep_bind(s->ep, &s->cq->fid, FI_TRANSMIT | FI_RECV);
+	} else {
+		/* The sends complete on a counter, the receives on a CQ of
+		 * their own: the transmit CQ gets the collectives only. */
+		struct fi_cntr_attr cntr_attr = { .events = FI_CNTR_EVENTS_COMP,
+						  .wait_obj = FI_WAIT_UNSPEC };
+
+		if ((ret = fi_cq_open(s->domain, &cq_attr, &s->rx_cq, NULL)) ||
+		    (ret = fi_cntr_open(s->domain, &cntr_attr, &s->send_cntr, NULL)) ||
+		    (ret = fi_ep_bind(s->ep, &s->cq->fid,
+				      FI_TRANSMIT | FI_SELECTIVE_COMPLETION)) ||
+		    (ret = fi_ep_bind(s->ep, &s->rx_cq->fid, FI_RECV)) ||
+		    (ret = fi_ep_bind(s->ep, &s->send_cntr->fid, FI_SEND)))
+			die("opening the bulk objects", ret);
+	}
+	if (ret ||
 	    (ret = fi_enable(s->ep)))
 		die("opening the objects", ret);
 }
@@ -234,11 +257,70 @@ static void barrier(struct state *s, const char *what)
 	ssize_t ret;
 	int ctx;
 
-	while ((ret = fi_barrier(s->ep, s->coll, &ctx)) == -FI_EAGAIN)
+	while ((ret = s->bulk ? fi_barrier2(s->ep, s->coll, FI_COMPLETION, &ctx) :
+		      fi_barrier(s->ep, s->coll, &ctx)) == -FI_EAGAIN)
 		usleep(100);
 	if (ret)
 		die("fi_barrier", (int) ret);
 	wait_done(s, &ctx, what);
+}
+
+static uint8_t bulk_byte(int from, int k, size_t j)
+{
+	return (uint8_t) (from * 131 + k * 7 + j * 13 + (j >> 8));
+}
+
+/* Rendezvous-sized messages around the ring (to index + 1, from index -
+ * 1), posted before the barriers and checked after them. */
+static void bulk_start(struct state *s)
+{
+	int k, right = (s->index + 1) % s->n, left = (s->index + s->n - 1) % s->n;
+	size_t j;
+	ssize_t ret;
+
+	s->sbuf = malloc(s->bulk * BULK_MSGS);
+	s->rbuf = calloc(BULK_MSGS, s->bulk);
+	if (!s->sbuf || !s->rbuf)
+		die("bulk buffers", -FI_ENOMEM);
+	for (k = 0; k < BULK_MSGS; k++) {
+		for (j = 0; j < s->bulk; j++)
+			s->sbuf[k * s->bulk + j] = bulk_byte(s->index, k, j);
+		ret = fi_recv(s->ep, s->rbuf + k * s->bulk, s->bulk, NULL,
+			      s->addrs[left], NULL);
+		if (ret)
+			die("fi_recv (bulk)", (int) ret);
+	}
+	for (k = 0; k < BULK_MSGS; k++) {
+		while ((ret = fi_send(s->ep, s->sbuf + k * s->bulk, s->bulk, NULL,
+				      s->addrs[right], NULL)) == -FI_EAGAIN)
+			usleep(100);
+		if (ret)
+			die("fi_send (bulk)", (int) ret);
+	}
+}
+
+static void bulk_finish(struct state *s)
+{
+	struct fi_cq_data_entry entry;
+	int k, got = 0, bad = 0, left = (s->index + s->n - 1) % s->n;
+	size_t j;
+	ssize_t ret;
+
+	while (got < BULK_MSGS) {
+		ret = fi_cq_sread(s->rx_cq, &entry, 1, NULL, WAIT_MS);
+		if (ret != 1)
+			break;
+		got++;
+	}
+	ret = fi_cntr_wait(s->send_cntr, BULK_MSGS, WAIT_MS);
+	check(got == BULK_MSGS && !ret, "%d bulk messages of %zu bytes received "
+	      "(%d) and sent (%zd) during the barriers", BULK_MSGS, s->bulk, got, ret);
+	for (k = 0; k < BULK_MSGS; k++)
+		for (j = 0; j < s->bulk; j++)
+			bad += s->rbuf[k * s->bulk + j] != bulk_byte(left, k, j);
+	check(!bad, "bulk data from process %d: %d wrong bytes", left, bad);
+	free(s->sbuf);
+	free(s->rbuf);
 }
 
 static void test_barriers(struct state *s)
@@ -321,7 +403,7 @@ static void test_broadcast(struct state *s)
 		for (e = 0; e < 64; e++)
 			ibuf[e] = s->index == root ? value(root, e, round) : -1;
 		while ((ret = fi_broadcast(s->ep, ibuf, 64, NULL, s->coll,
-					   s->addrs[root], FI_INT64, 0, &ctx)) == -FI_EAGAIN)
+					   s->addrs[root], FI_INT64, FI_COMPLETION, &ctx)) == -FI_EAGAIN)
 			usleep(100);
 		check(!ret, "fi_broadcast int64 from %d: %zd", root, ret);
 		if (!ret && wait_done(s, &ctx, "fi_broadcast")) {
@@ -332,7 +414,7 @@ static void test_broadcast(struct state *s)
 		for (e = 0; e < 16; e++)
 			dbuf[e] = s->index == root ? (double) value(root, e, round) / 4 : 0;
 		ret = fi_broadcast(s->ep, dbuf, 16, NULL, s->coll, s->addrs[root],
-				   FI_DOUBLE, 0, &ctx);
+				   FI_DOUBLE, FI_COMPLETION, &ctx);
 		check(!ret, "fi_broadcast double from %d: %zd", root, ret);
 		if (!ret && wait_done(s, &ctx, "fi_broadcast")) {
 			for (bad = 0, e = 0; e < 16; e++)
@@ -372,7 +454,7 @@ static void allreduce_i64(struct state *s, enum fi_op op, const char *name,
 		}
 	}
 	while ((ret = fi_allreduce(s->ep, in, 32, NULL, out, NULL, s->coll,
-				   FI_INT64, op, 0, &ctx)) == -FI_EAGAIN)
+				   FI_INT64, op, FI_COMPLETION, &ctx)) == -FI_EAGAIN)
 		usleep(100);
 	check(!ret, "fi_allreduce %s: %zd", name, ret);
 	if (ret || !wait_done(s, &ctx, "fi_allreduce"))
@@ -410,7 +492,7 @@ static void test_allreduce(struct state *s)
 			want[e] += (double) value(i, e, 9);
 	}
 	ret = fi_allreduce(s->ep, in, 8, NULL, out, NULL, s->coll, FI_DOUBLE,
-			   FI_SUM, 0, &ctx);
+			   FI_SUM, FI_COMPLETION, &ctx);
 	check(!ret, "fi_allreduce sum double: %zd", ret);
 	if (!ret && wait_done(s, &ctx, "fi_allreduce")) {
 		for (e = 0; e < 8; e++)
@@ -432,7 +514,7 @@ int main(int argc, char **argv)
 	struct state s = { .late = 0, .rounds = 5 };
 	int opt;
 
-	while ((opt = getopt(argc, argv, "n:i:d:L:R:mv")) != -1) {
+	while ((opt = getopt(argc, argv, "n:i:d:L:R:B:mv")) != -1) {
 		switch (opt) {
 		case 'n': s.n = atoi(optarg); break;
 		case 'i': s.index = atoi(optarg); break;
@@ -440,10 +522,11 @@ int main(int argc, char **argv)
 		case 'L': s.late = atoi(optarg); break;
 		case 'R': s.rounds = atoi(optarg); break;
 		case 'm': s.manual = true; break;
+		case 'B': s.bulk = strtoul(optarg, NULL, 0) << 10; break;
 		case 'v': check_verbose = true; break;
 		default:
 			fprintf(stderr, "usage: %s -n N -i INDEX -d DIR [-L LATE] "
-				"[-R ROUNDS] [-m (manual progress)] [-v]\n", argv[0]);
+				"[-R ROUNDS] [-B KIB (bulk traffic)] [-m (manual progress)] [-v]\n", argv[0]);
 			return 2;
 		}
 	}
@@ -457,7 +540,11 @@ int main(int argc, char **argv)
 	open_objects(&s);
 	exchange_addresses(&s);
 	join(&s);
+	if (s.bulk && s.n > 1)
+		bulk_start(&s);
 	test_barriers(&s);
+	if (s.bulk && s.n > 1)
+		bulk_finish(&s);
 	test_broadcast(&s);
 	test_allreduce(&s);
 	barrier(&s, "the last fi_barrier");
@@ -466,6 +553,10 @@ int main(int argc, char **argv)
 	fi_close(&s.ep->fid);
 	fi_close(&s.av->fid);
 	fi_close(&s.cq->fid);
+	if (s.bulk) {
+		fi_close(&s.rx_cq->fid);
+		fi_close(&s.send_cntr->fid);
+	}
 	fi_close(&s.eq->fid);
 	fi_close(&s.domain->fid);
 	fi_close(&s.fabric->fid);

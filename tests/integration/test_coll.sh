@@ -4,7 +4,9 @@
 # rails, for every barrier algorithm (FI_MRAIL_BARRIER): join, barriers with
 # one process entering 200 ms late (none may leave before it entered),
 # broadcasts and allreduces checked element by element. FI_PROGRESS_AUTO,
-# one manual-progress run, one over a tcp and a udp rail, a group of one,
+# one manual-progress run, one with rendezvous sends around the ring
+# during the barriers (-B, data checked), one over a tcp and a udp rail, a
+# group of one,
 # and a bad FI_MRAIL_BARRIER. Processes sleep in fi_cq_sread/fi_eq_sread.
 #
 # Needs MRAIL_BUILD; MRAIL_PRELOAD is preloaded into programs that load mrail.
@@ -68,6 +70,7 @@ for alg in "${algs[@]}"; do
 done
 run "dissemination, N=6 over 3 hosts, manual progress" 3 6 dissemination 5 -m
 run "pairwise, N=1 (a group of one)" 1 1 pairwise 0
+run "dissemination, N=8 over 4 hosts, 8 MiB of sends per process during the barriers" 4 8 dissemination 5 -B 1024
 rails='tcp;ofi_rxm@mr0,udp;ofi_rxd@mr1'
 run "pairwise, N=8 over 4 hosts, tcp + udp rails" 4 8 pairwise 6
 rails=
