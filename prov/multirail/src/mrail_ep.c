@@ -533,6 +533,15 @@ static void ep_free(struct mrail_ep *ep)
 	free(ep);
 }
 
+static struct fi_ops mrail_ep_fi_ops;
+
+struct mrail_ep *mrail_ep_from_fid(struct fid *fid)
+{
+	if (!fid || fid->fclass != FI_CLASS_EP || fid->ops != &mrail_ep_fi_ops)
+		return NULL;
+	return container_of(fid, struct mrail_ep, ep_fid.fid);
+}
+
 static int mrail_ep_close(struct fid *fid)
 {
 	struct mrail_ep *ep = container_of(fid, struct mrail_ep, ep_fid.fid);
@@ -542,6 +551,7 @@ static int mrail_ep_close(struct fid *fid)
 	/* Off the progress thread's list before its rails close. */
 	if (ep->enabled)
 		mrail_progress_remove_ep(domain, ep);
+	mrail_trigger_ep_close(ep);
 	ep_detach_cntrs(ep);
 	if (ep->tx_cq)
 		mrail_cq_detach_ep(ep->tx_cq, ep);
@@ -560,7 +570,9 @@ static ssize_t mrail_ep_cancel(fid_t fid, void *context)
 	ssize_t ret;
 
 	pthread_mutex_lock(&ep->domain->lock);
-	ret = mrail_msg_cancel(ep, context);
+	ret = mrail_trigger_cancel(ep, context);
+	if (ret == -FI_ENOENT)
+		ret = mrail_msg_cancel(ep, context);
 	pthread_mutex_unlock(&ep->domain->lock);
 	return ret;
 }

@@ -46,6 +46,9 @@ void mrail_user_complete(struct mrail_ep *ep, const struct mrail_cq_entry *entry
 	struct mrail_cntr *cntr = NULL;
 	struct mrail_cq *cq = ep->tx_cq;
 
+	/* An operation a trigger issued completes as the application's. */
+	if (ep->domain->trig_live && mrail_trigger_complete(ep, entry, report))
+		return;
 	if (entry->flags & FI_SEND) {
 		cntr = ep->send_cntr;
 	} else if (entry->flags & FI_RECV) {
@@ -1080,6 +1083,8 @@ static ssize_t mrail_recvv(struct fid_ep *ep, const struct iovec *iov, void **de
 static ssize_t mrail_recvmsg(struct fid_ep *ep, const struct fi_msg *msg,
 			     uint64_t flags)
 {
+	if (flags & FI_TRIGGER)
+		return mrail_trigger_post(EP(ep), FI_OP_RECV, msg, NULL, NULL, flags);
 	return mrail_post_recv(EP(ep), msg->msg_iov, msg->iov_count, msg->addr, 0, 0,
 			       msg->context, flags, false);
 }
@@ -1103,6 +1108,8 @@ static ssize_t mrail_sendv(struct fid_ep *ep, const struct iovec *iov, void **de
 static ssize_t mrail_sendmsg(struct fid_ep *ep, const struct fi_msg *msg,
 			     uint64_t flags)
 {
+	if (flags & FI_TRIGGER)
+		return mrail_trigger_post(EP(ep), FI_OP_SEND, msg, NULL, NULL, flags);
 	return mrail_send_common(EP(ep), msg->msg_iov, msg->iov_count, msg->addr, 0,
 				 msg->data, msg->context, flags, false,
 				 flags & FI_INJECT);

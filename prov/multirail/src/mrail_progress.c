@@ -102,6 +102,11 @@ static void *progress_run(void *arg)
 		done = 0;
 		DL_FOREACH2(domain->eps, ep, dom_next)
 			done += mrail_ep_progress(ep);
+		/* Triggered operations their counters made ready. One a rail
+		 * pushed back stays ready: keep going rather than sleep. */
+		mrail_trigger_fire(domain);
+		if (domain->trig_ready)
+			done++;
 		if (done) {
 			idle_ms = 1;
 			refusals = 0;

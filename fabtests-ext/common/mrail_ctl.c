@@ -1,0 +1,126 @@
+#include "mrail_ctl.h"
+
+#include <errno.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <rdma/fi_cm.h>
+#include <rdma/fi_errno.h>
+
+const char *ctl_prog = "fabtests-ext";
+static int sock = -1;
+
+void ctl_die(const char *what, int ret)
+{
+	fprintf(stderr, "%s: %s: %s\n", ctl_prog, what, fi_strerror(ret < 0 ? -ret : ret));
+	exit(2);
+}
+
+void ctl_write(const void *buf, size_t len)
+{
+	const uint8_t *p = buf;
+	ssize_t n;
+
+	while (len) {
+		n = write(sock, p, len);
+		if (n <= 0)
+			ctl_die("control connection write", n < 0 ? errno : EPIPE);
+		p += n;
+		len -= (size_t) n;
+	}
+}
+
+void ctl_read(void *buf, size_t len, void (*progress)(void))
+{
+	struct pollfd pfd = { .fd = sock, .events = POLLIN };
+	uint8_t *p = buf;
+	ssize_t n;
+
+	while (len) {
+		if (poll(&pfd, 1, 1) <= 0) {
+			if (progress)
+				progress();
+			continue;
+		}
+		n = read(sock, p, len);
+		if (n <= 0)
+			ctl_die("control connection read", n < 0 ? errno : EPIPE);
+		p += n;
+		len -= (size_t) n;
+	}
+}
+
+void ctl_connect(const char *server, unsigned port)
+{
+	struct addrinfo hints = { .ai_family = AF_INET, .ai_socktype = SOCK_STREAM };
+	struct addrinfo *ai;
+	char service[16];
+	int one = 1, lsock, tries;
+
+	snprintf(service, sizeof(service), "%u", port);
+	if (getaddrinfo(server, service, &hints, &ai))
+		ctl_die("getaddrinfo of the control connection", EINVAL);
+	if (server) {
+		for (tries = 0; tries < 100; tries++) {
+			sock = socket(AF_INET, SOCK_STREAM, 0);
+			if (!connect(sock, ai->ai_addr, ai->ai_addrlen))
+				break;
+			close(sock);
+			sock = -1;
+			usleep(100000);
+		}
+		if (sock < 0)
+			ctl_die("connect to the server", ECONNREFUSED);
+	} else {
+		lsock = socket(AF_INET, SOCK_STREAM, 0);
+		setsockopt(lsock, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+		((struct sockaddr_in *) ai->ai_addr)->sin_addr.s_addr = INADDR_ANY;
+		if (bind(lsock, ai->ai_addr, ai->ai_addrlen) || listen(lsock, 1))
+			ctl_die("listen", errno);
+		sock = accept(lsock, NULL, NULL);
+		if (sock < 0)
+			ctl_die("accept", errno);
+		close(lsock);
+	}
+	setsockopt(sock, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	freeaddrinfo(ai);
+}
+
+void ctl_close(void)
+{
+	if (sock >= 0)
+		close(sock);
+	sock = -1;
+}
+
+fi_addr_t ctl_swap_names(struct fid_ep *ep, struct fid_av *av)
+{
+	uint8_t ours[256], theirs[256];
+	size_t len = sizeof(ours);
+	fi_addr_t peer;
+	uint64_t n;
+	int ret;
+
+	ret = fi_getname(&ep->fid, ours, &len);
+	if (ret)
+		ctl_die("fi_getname", ret);
+	n = len;
+	ctl_write(&n, sizeof(n));
+	ctl_write(ours, len);
+	ctl_read(&n, sizeof(n), NULL);
+	if (n > sizeof(theirs))
+		ctl_die("the peer's name is too long", EINVAL);
+	ctl_read(theirs, n, NULL);
+	ret = fi_av_insert(av, theirs, 1, &peer, 0, NULL);
+	if (ret != 1)
+		ctl_die("fi_av_insert of the peer", ret < 0 ? ret : -FI_EINVAL);
+	return peer;
+}

@@ -1,0 +1,34 @@
+/*
+ * mrail_ctl: the TCP control connection two fabtests-ext programs use to
+ * swap endpoint names and to order their steps, outside the fabric under
+ * test. The server listens on PORT, the client connects (retrying for ten
+ * seconds while the server starts). Every failure is fatal: the program
+ * prints "PROG: what: why" and exits 2.
+ */
+#ifndef MRAIL_CTL_H
+#define MRAIL_CTL_H
+
+#include <stddef.h>
+
+#include <rdma/fabric.h>
+#include <rdma/fi_domain.h>
+
+/* The name failures are reported under (the program's). */
+extern const char *ctl_prog;
+
+/* Prints "ctl_prog: what: strerror" (ret is a libfabric or errno code,
+ * either sign) and exits 2. */
+void ctl_die(const char *what, int ret) __attribute__((noreturn));
+
+/* server NULL: listen on port and accept one client; else connect to it. */
+void ctl_connect(const char *server, unsigned port);
+void ctl_close(void);
+void ctl_write(const void *buf, size_t len);
+/* Reads len bytes; calls progress (if not NULL) every millisecond that
+ * nothing arrives, so a program waiting here still drives its endpoint. */
+void ctl_read(void *buf, size_t len, void (*progress)(void));
+
+/* Sends ep's name, inserts the peer's into av: its fi_addr. */
+fi_addr_t ctl_swap_names(struct fid_ep *ep, struct fid_av *av);
+
+#endif /* MRAIL_CTL_H */
