@@ -80,6 +80,7 @@ static struct fid_cq *tx_cq, *rx_cq;
 static struct fid_cntr *send_cntr, *recv_cntr, *write_cntr, *read_cntr;
 static fi_addr_t peer;
 static bool auto_progress;
+static int ctl_sock;	/* the control connection */
 
 static struct fid_cntr *cntr_new(void)
 {
@@ -230,7 +231,7 @@ struct reply {
 
 static void send_reply(struct reply *r)
 {
-	ctl_write(r, sizeof(*r));
+	ctl_write(ctl_sock, r, sizeof(*r));
 }
 
 /* Drives the endpoint without taking completions off its CQs: with manual
@@ -245,8 +246,8 @@ static struct reply ask(uint32_t type, uint32_t count, uint64_t len, uint64_t ar
 	struct cmd c = { .type = type, .count = count, .len = len, .arg = arg };
 	struct reply r;
 
-	ctl_write(&c, sizeof(c));
-	ctl_read(&r, sizeof(r), auto_progress ? NULL : progress);
+	ctl_write(ctl_sock, &c, sizeof(c));
+	ctl_read(ctl_sock, &r, sizeof(r), auto_progress ? NULL : progress);
 	r.why[sizeof(r.why) - 1] = '\0';
 	return r;
 }
@@ -371,7 +372,7 @@ static void server_pong(struct reply *r)
 	 * the server then waits for the client's word without progressing. */
 	if (!auto_progress)
 		(void) fi_cntr_wait(send_cntr, sent + 1, WAIT_MS);
-	ctl_read(&seen, sizeof(seen), NULL);
+	ctl_read(ctl_sock, &seen, sizeof(seen), NULL);
 	memset(r, 0, sizeof(*r));
 	r->ok = 1;
 	if (cq_next(rx_cq, &entry, &err, WAIT_MS) != 1 || entry.op_context != &ping_ctx ||
@@ -464,7 +465,7 @@ static void serve(void)
 		ctl_die("fi_mr_reg of the window", ret);
 	for (;;) {
 		/* Manual progress: the client's RMA and atomics need ours. */
-		ctl_read(&c, sizeof(c), auto_progress ? NULL : progress);
+		ctl_read(ctl_sock, &c, sizeof(c), auto_progress ? NULL : progress);
 		memset(&r, 0, sizeof(r));
 		switch (c.type) {
 		case CMD_RECV: server_recv(&c, &r); break;
@@ -812,8 +813,8 @@ static void test_pong(void)
 	check(seen, "pong: the server's triggered reply arrived intact, %s",
 	      auto_progress ? "the server making no libfabric call (FI_PROGRESS_AUTO)" :
 	      "the server waiting in fi_cntr_wait");
-	ctl_write(&seen, sizeof(seen));
-	ctl_read(&r, sizeof(r), NULL);
+	ctl_write(ctl_sock, &seen, sizeof(seen));
+	ctl_read(ctl_sock, &r, sizeof(r), NULL);
 	check(r.ok, "pong: the server's completions%s%s", r.ok ? "" : ": ", r.why);
 }
 
@@ -989,13 +990,13 @@ int main(int argc, char **argv)
 		}
 	}
 	open_objects(prov);
-	ctl_connect(optind < argc ? argv[optind] : NULL, port);
-	peer = ctl_swap_names(ep, av);
+	ctl_connect(optind < argc ? argv[optind] : NULL, port, &ctl_sock, 1);
+	peer = ctl_swap_names(ctl_sock, ep, av);
 	if (optind < argc)
 		run_client();
 	else
 		serve();
-	ctl_close();
+	close(ctl_sock);
 	fi_close(&ep->fid);
 	fi_close(&send_cntr->fid);
 	fi_close(&recv_cntr->fid);

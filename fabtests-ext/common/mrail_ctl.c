@@ -16,7 +16,6 @@
 #include <rdma/fi_errno.h>
 
 const char *ctl_prog = "fabtests-ext";
-static int sock = -1;
 
 void ctl_die(const char *what, int ret)
 {
@@ -24,7 +23,7 @@ void ctl_die(const char *what, int ret)
 	exit(2);
 }
 
-void ctl_write(const void *buf, size_t len)
+void ctl_write(int sock, const void *buf, size_t len)
 {
 	const uint8_t *p = buf;
 	ssize_t n;
@@ -38,7 +37,7 @@ void ctl_write(const void *buf, size_t len)
 	}
 }
 
-void ctl_read(void *buf, size_t len, void (*progress)(void))
+void ctl_read(int sock, void *buf, size_t len, void (*progress)(void))
 {
 	struct pollfd pfd = { .fd = sock, .events = POLLIN };
 	uint8_t *p = buf;
@@ -58,12 +57,12 @@ void ctl_read(void *buf, size_t len, void (*progress)(void))
 	}
 }
 
-void ctl_connect(const char *server, unsigned port)
+int ctl_connect(const char *server, unsigned port, int *socks, int clients)
 {
 	struct addrinfo hints = { .ai_family = AF_INET, .ai_socktype = SOCK_STREAM };
 	struct addrinfo *ai;
 	char service[16];
-	int one = 1, lsock, tries;
+	int one = 1, lsock, tries, sock = -1, n = 0;
 
 	snprintf(service, sizeof(service), "%u", port);
 	if (getaddrinfo(server, service, &hints, &ai))
@@ -79,29 +78,28 @@ void ctl_connect(const char *server, unsigned port)
 		}
 		if (sock < 0)
 			ctl_die("connect to the server", ECONNREFUSED);
+		setsockopt(sock, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+		socks[n++] = sock;
 	} else {
 		lsock = socket(AF_INET, SOCK_STREAM, 0);
 		setsockopt(lsock, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 		((struct sockaddr_in *) ai->ai_addr)->sin_addr.s_addr = INADDR_ANY;
-		if (bind(lsock, ai->ai_addr, ai->ai_addrlen) || listen(lsock, 1))
+		if (bind(lsock, ai->ai_addr, ai->ai_addrlen) || listen(lsock, 8))
 			ctl_die("listen", errno);
-		sock = accept(lsock, NULL, NULL);
-		if (sock < 0)
-			ctl_die("accept", errno);
+		while (n < clients) {
+			sock = accept(lsock, NULL, NULL);
+			if (sock < 0)
+				ctl_die("accept", errno);
+			setsockopt(sock, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+			socks[n++] = sock;
+		}
 		close(lsock);
 	}
-	setsockopt(sock, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	freeaddrinfo(ai);
+	return n;
 }
 
-void ctl_close(void)
-{
-	if (sock >= 0)
-		close(sock);
-	sock = -1;
-}
-
-fi_addr_t ctl_swap_names(struct fid_ep *ep, struct fid_av *av)
+fi_addr_t ctl_swap_names(int sock, struct fid_ep *ep, struct fid_av *av)
 {
 	uint8_t ours[256], theirs[256];
 	size_t len = sizeof(ours);
@@ -113,12 +111,12 @@ fi_addr_t ctl_swap_names(struct fid_ep *ep, struct fid_av *av)
 	if (ret)
 		ctl_die("fi_getname", ret);
 	n = len;
-	ctl_write(&n, sizeof(n));
-	ctl_write(ours, len);
-	ctl_read(&n, sizeof(n), NULL);
+	ctl_write(sock, &n, sizeof(n));
+	ctl_write(sock, ours, len);
+	ctl_read(sock, &n, sizeof(n), NULL);
 	if (n > sizeof(theirs))
 		ctl_die("the peer's name is too long", EINVAL);
-	ctl_read(theirs, n, NULL);
+	ctl_read(sock, theirs, n, NULL);
 	ret = fi_av_insert(av, theirs, 1, &peer, 0, NULL);
 	if (ret != 1)
 		ctl_die("fi_av_insert of the peer", ret < 0 ? ret : -FI_EINVAL);

@@ -20,15 +20,18 @@ extern const char *ctl_prog;
  * either sign) and exits 2. */
 void ctl_die(const char *what, int ret) __attribute__((noreturn));
 
-/* server NULL: listen on port and accept one client; else connect to it. */
-void ctl_connect(const char *server, unsigned port);
-void ctl_close(void);
-void ctl_write(const void *buf, size_t len);
+/*
+ * server NULL: listens on port and accepts clients connections into
+ * socks[0..clients); else connects to server into socks[0] (clients is
+ * then ignored). Returns how many sockets it filled.
+ */
+int ctl_connect(const char *server, unsigned port, int *socks, int clients);
+void ctl_write(int sock, const void *buf, size_t len);
 /* Reads len bytes; calls progress (if not NULL) every millisecond that
  * nothing arrives, so a program waiting here still drives its endpoint. */
-void ctl_read(void *buf, size_t len, void (*progress)(void));
+void ctl_read(int sock, void *buf, size_t len, void (*progress)(void));
 
-/* Sends ep's name, inserts the peer's into av: its fi_addr. */
-fi_addr_t ctl_swap_names(struct fid_ep *ep, struct fid_av *av);
+/* Sends ep's name over sock, inserts the peer's into av: its fi_addr. */
+fi_addr_t ctl_swap_names(int sock, struct fid_ep *ep, struct fid_av *av);
 
 #endif /* MRAIL_CTL_H */
