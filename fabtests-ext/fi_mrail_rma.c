@@ -174,17 +174,9 @@ static void progress(void)
 
 /* ---- data ---- */
 
-static uint8_t pattern_byte(uint64_t seed, size_t i)
-{
-	return (uint8_t) (seed * 131 + i * 7 + (i >> 8) + 1);
-}
-
 static void fill_pattern(uint8_t *p, size_t len, uint64_t seed)
 {
-	size_t i;
-
-	for (i = 0; i < len; i++)
-		p[i] = pattern_byte(seed, i);
+	check_pattern_fill(p, len, seed);
 }
 
 /* The first index where p differs from the pattern (or from byte when
@@ -195,7 +187,7 @@ static size_t first_mismatch(const uint8_t *p, size_t len, uint64_t seed,
 	size_t i;
 
 	for (i = 0; i < len; i++) {
-		if (p[i] != (seed == UINT64_MAX ? byte : pattern_byte(seed, i)))
+		if (p[i] != (seed == UINT64_MAX ? byte : check_pattern_byte(seed, i)))
 			return i;
 	}
 	return len;

@@ -146,28 +146,14 @@ static void open_objects(const char *prov)
 
 /* ---- data ---- */
 
-static uint8_t pattern_byte(uint64_t tag, size_t i)
-{
-	return (uint8_t) (tag * 37 + i * 11 + (i >> 8) + 5);
-}
-
 static void fill(uint8_t *p, size_t len, uint64_t tag)
 {
-	size_t i;
-
-	for (i = 0; i < len; i++)
-		p[i] = pattern_byte(tag, i);
+	check_pattern_fill(p, len, tag);
 }
 
 static bool matches(const uint8_t *p, size_t len, uint64_t tag)
 {
-	size_t i;
-
-	for (i = 0; i < len; i++) {
-		if (p[i] != pattern_byte(tag, i))
-			return false;
-	}
-	return true;
+	return check_pattern_mismatch(p, len, tag) == len;
 }
 
 static uint64_t now_ms(void)
