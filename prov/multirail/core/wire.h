@@ -101,6 +101,8 @@ enum mrail_wire_op {
 	MRAIL_OP_ATOMIC = 8,	/* an atomic the target applies itself */
 	MRAIL_OP_ATOMIC_RESP = 9,	/* its outcome, and the fetched values */
 	MRAIL_OP_CREDIT = 10,	/* flow control: the sender may send more */
+	/* 11 and 12 are taken by the reservation and collective protocols. */
+	MRAIL_OP_PROBE = 13,	/* liveness: no payload, nothing to answer */
 };
 
 #define MRAIL_WIRE_F_TAGGED	0x01	/* EAGER, RTS: tag is meaningful */

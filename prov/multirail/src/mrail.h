@@ -34,6 +34,7 @@
 #include "stripe.h"
 #include "stripe_policy.h"
 #include "trigger.h"
+#include "liveness.h"
 
 #if MRAIL_MAX_RAILS != FI_MRAIL_MAX_RAILS
 #error "core/mrail_limits.h and include/rdma/fi_ext_mrail.h disagree on the rail limit"
@@ -65,6 +66,7 @@ struct mrail_env {
 	char *adaptive_alpha;	/* FI_MRAIL_ADAPTIVE_ALPHA */
 	char *min_stripe;	/* FI_MRAIL_MIN_STRIPE */
 	char *stripe_ratio;	/* FI_MRAIL_STRIPE_RATIO */
+	char *peer_timeout;	/* FI_MRAIL_PEER_TIMEOUT, checked by getinfo */
 };
 extern struct mrail_env mrail_env;
 
@@ -428,6 +430,11 @@ struct mrail_ep {
 	/* FI_PROGRESS_AUTO: rails whose CQ has no fd (ofi_rxd's), polled. */
 	bool rail_cq_polled[MRAIL_MAX_RAILS];
 	struct mrail_policy policy;	/* mrail_policy.c */
+	/* Peer liveness (mrail_liveness.c): per peer fi_addr, and when to
+	 * look at the peers next; timeout 0 turns it off. */
+	struct mrail_live_peer *live;
+	uint64_t live_timeout_ns;
+	uint64_t live_next_check_ns;
 };
 
 int mrail_ep_open(struct fid_domain *domain, struct fi_info *info,
@@ -768,6 +775,9 @@ void mrail_trigger_ep_close(struct mrail_ep *ep);
 /* fi_control FI_QUEUE_WORK, FI_CANCEL_WORK, FI_FLUSH_WORK on the domain
  * (takes the lock); -FI_ENOSYS for other commands. */
 int mrail_trigger_domain_control(struct mrail_domain *domain, int command, void *arg);
+/* FI_MRAIL_PEER_TIMEOUT in ns (default when unset); else a warning naming
+ * it and -FI_ENODATA. */
+int mrail_liveness_env(uint64_t *timeout_ns);
 /* The mrail endpoint behind fid, or NULL. */
 struct mrail_ep *mrail_ep_from_fid(struct fid *fid);
 

@@ -307,6 +307,9 @@ int mrail_getinfo(uint32_t version, const char *node, const char *service,
 	ret = mrail_policy_env_check(&set);
 	if (ret)
 		goto out;
+	ret = mrail_liveness_env(&(uint64_t) { 0 });
+	if (ret)
+		goto out;
 
 	ret = info_from_railset(&set, hints, &offer);
 	if (ret)

@@ -69,6 +69,12 @@ static void mrail_define_params(void)
 	fi_param_define(&mrail_prov, "stripe_ratio", FI_PARAM_STRING,
 			"Share of the idle rails local_dynamic striping uses, 0 "
 			"(one rail) to 1 (all, default).");
+	fi_param_define(&mrail_prov, "peer_timeout", FI_PARAM_STRING,
+			"Seconds a peer's rails may refuse every message (while "
+			"this endpoint sends to it or waits on it) before it is "
+			"taken for dead and its operations fail with "
+			"FI_EHOSTUNREACH; 0 never gives up (default %d).",
+			MRAIL_LIVE_TIMEOUT_DEFAULT_S);
 }
 
 static void mrail_read_params(void)
@@ -82,6 +88,7 @@ static void mrail_read_params(void)
 	fi_param_get_str(&mrail_prov, "adaptive_alpha", &mrail_env.adaptive_alpha);
 	fi_param_get_str(&mrail_prov, "min_stripe", &mrail_env.min_stripe);
 	fi_param_get_str(&mrail_prov, "stripe_ratio", &mrail_env.stripe_ratio);
+	fi_param_get_str(&mrail_prov, "peer_timeout", &mrail_env.peer_timeout);
 }
 
 struct fi_provider *fi_prov_ini(void)

@@ -565,6 +565,9 @@ static enum rx_verdict rx_from_peer(struct mrail_ep *ep, size_t rail, fi_addr_t 
 	void *next;
 	int ret;
 
+	mrail_liveness_heard(ep, peer);
+	if (hdr.op == MRAIL_OP_PROBE)
+		return RX_DONE;		/* its arrival was the point */
 	if (hdr.op == MRAIL_OP_CREDIT) {
 		rx_credit(ep, rail, peer, &hdr, payload);
 		return RX_DONE;
@@ -890,6 +893,10 @@ ssize_t mrail_tx_buf_send(struct mrail_ep *ep, struct mrail_rail_buf *buf,
 	size_t rail = buf->rc.rail;
 	ssize_t ret;
 
+	if (mrail_liveness_unreachable(ep, dest)) {
+		mrail_tx_buf_put(ep, buf);
+		return -FI_EHOSTUNREACH;
+	}
 	if (spends) {
 		if (mrail_ep_reserve_peer(ep, dest)) {
 			mrail_tx_buf_put(ep, buf);
@@ -903,6 +910,7 @@ ssize_t mrail_tx_buf_send(struct mrail_ep *ep, struct mrail_rail_buf *buf,
 	ret = fi_send(ep->rail_eps[rail], buf->data, len, ep->rail_desc[rail],
 		      peer->rail_fi_addr[rail], &buf->rc.ctx);
 	mrail_policy_tx_posted(ep, rail, buf->data, len, ret);
+	mrail_liveness_sent(ep, dest, ret);
 	if (ret) {
 		mrail_tx_buf_put(ep, buf);
 		return ret;
