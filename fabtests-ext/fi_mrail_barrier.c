@@ -149,41 +149,6 @@ static void open_objects(const char *prov)
 		ctl_die("opening the endpoint", ret);
 }
 
-/* Names through DIR: write ours, wait for all, insert in rank order. */
-static void meet(void)
-{
-	uint8_t name[256];
-	char path[512], tmp[512];
-	size_t len = sizeof(name);
-	uint32_t r;
-	FILE *f;
-	int ret;
-
-	ret = fi_getname(&ep->fid, name, &len);
-	if (ret)
-		ctl_die("fi_getname", ret);
-	snprintf(tmp, sizeof(tmp), "%s/.name.%u", dir, rank);
-	snprintf(path, sizeof(path), "%s/name.%u", dir, rank);
-	f = fopen(tmp, "w");
-	if (!f || fwrite(name, 1, len, f) != len || fclose(f) || rename(tmp, path))
-		ctl_die("writing our name to the meeting directory", errno);
-	for (r = 0; r < n_ranks; r++) {
-		uint64_t deadline = now_ns() + (uint64_t) WAIT_MS * 1000000ULL;
-
-		snprintf(path, sizeof(path), "%s/name.%u", dir, r);
-		while (!(f = fopen(path, "r"))) {
-			if (now_ns() > deadline)
-				ctl_die("waiting for a rank's name", ETIMEDOUT);
-			usleep(10000);
-		}
-		len = fread(name, 1, sizeof(name), f);
-		fclose(f);
-		ret = fi_av_insert(av, name, 1, &addrs[r], 0, NULL);
-		if (ret != 1)
-			ctl_die("fi_av_insert", ret < 0 ? ret : -FI_EINVAL);
-	}
-}
-
 /* Sleeps in fi_cq_sread for one completion; fatal on error or timeout. */
 static void cq_wait(struct fi_cq_tagged_entry *entry)
 {
@@ -508,7 +473,7 @@ int main(int argc, char **argv)
 		}
 	}
 	open_objects(prov);
-	meet();
+	ctl_meet(dir, rank, n_ranks, ep, av, addrs);
 	if (offload)
 		join();
 	if (!strcmp(test, "lat"))

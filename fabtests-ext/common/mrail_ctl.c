@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <rdma/fi_cm.h>
@@ -121,4 +122,47 @@ fi_addr_t ctl_swap_names(int sock, struct fid_ep *ep, struct fid_av *av)
 	if (ret != 1)
 		ctl_die("fi_av_insert of the peer", ret < 0 ? ret : -FI_EINVAL);
 	return peer;
+}
+
+static double mono_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double) ts.tv_sec + (double) ts.tv_nsec / 1e9;
+}
+
+void ctl_meet(const char *dir, unsigned rank, unsigned n, struct fid_ep *ep,
+	      struct fid_av *av, fi_addr_t *addrs)
+{
+	uint8_t name[256];
+	char path[512], tmp[512];
+	size_t len = sizeof(name);
+	double deadline = mono_s() + 60;
+	unsigned r;
+	FILE *f;
+	int ret;
+
+	ret = fi_getname(&ep->fid, name, &len);
+	if (ret)
+		ctl_die("fi_getname", ret);
+	/* Written aside, then renamed: a reader sees all of it or nothing. */
+	snprintf(tmp, sizeof(tmp), "%s/.name.%u", dir, rank);
+	snprintf(path, sizeof(path), "%s/name.%u", dir, rank);
+	f = fopen(tmp, "w");
+	if (!f || fwrite(name, 1, len, f) != len || fclose(f) || rename(tmp, path))
+		ctl_die("writing our name to the meeting directory", errno);
+	for (r = 0; r < n; r++) {
+		snprintf(path, sizeof(path), "%s/name.%u", dir, r);
+		while (!(f = fopen(path, "r"))) {
+			if (mono_s() > deadline)
+				ctl_die("waiting for a rank's name", ETIMEDOUT);
+			usleep(10000);
+		}
+		len = fread(name, 1, sizeof(name), f);
+		fclose(f);
+		ret = fi_av_insert(av, name, 1, &addrs[r], 0, NULL);
+		if (ret != 1)
+			ctl_die("fi_av_insert of a rank's name", ret < 0 ? ret : -FI_EINVAL);
+	}
 }

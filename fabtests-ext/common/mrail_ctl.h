@@ -34,4 +34,12 @@ void ctl_read(int sock, void *buf, size_t len, void (*progress)(void));
 /* Sends ep's name over sock, inserts the peer's into av: its fi_addr. */
 fi_addr_t ctl_swap_names(int sock, struct fid_ep *ep, struct fid_av *av);
 
+/*
+ * Processes of one machine meet through a directory they all see: rank
+ * writes ep's name to DIR/name.RANK, waits (up to 60 s) for the names of
+ * ranks 0..n-1 and inserts them into av in rank order, into addrs[0..n).
+ */
+void ctl_meet(const char *dir, unsigned rank, unsigned n, struct fid_ep *ep,
+	      struct fid_av *av, fi_addr_t *addrs);
+
 #endif /* MRAIL_CTL_H */
