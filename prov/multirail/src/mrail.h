@@ -57,6 +57,7 @@ struct fi_provider *fi_prov_ini(void);
 struct mrail_env {
 	char *rails;		/* FI_MRAIL_RAILS, NULL: discover */
 	int private_core;	/* FI_MRAIL_PRIVATE_CORE */
+	int progress_rt;	/* FI_MRAIL_PROGRESS_RT: 0, or a SCHED_FIFO priority */
 	/* Rail policies (mrail_policy.c), as given; NULL: unset. Parsed
 	 * and checked by fi_getinfo, which fails on a bad value. */
 	char *policy;		/* FI_MRAIL_POLICY */
