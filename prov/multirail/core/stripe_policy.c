@@ -219,7 +219,7 @@ int mrail_adaptive_plan(struct mrail_adaptive *ad, uint64_t len,
 				  out);
 	if (n <= 0)
 		return n;
-	if (n == 1 && len / 2 < min_stripe)
+	if (n == 1)
 		out[0].rail = short_transfer_rail(ad);
 	for (i = 0; i < n; i++)
 		used |= 1u << out[i].rail;

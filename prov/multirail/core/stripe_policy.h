@@ -73,14 +73,16 @@ int mrail_stripe_weighted(uint64_t len, size_t rail_count, const uint32_t *weigh
  * plan long enough to hold it beside the others, so a rail that became fast
  * again is seen and its share grows back.
  *
- * Short transfers: one too short for two minimum stripes (len / 2 <
- * min_stripe) goes whole on one rail. Always the heaviest rail would leave
- * the others idle under a stream of such transfers (and would never learn
- * otherwise, as a one-rail transfer measures nothing), so the rail is
- * picked by smooth weighted round-robin over the shares: each rail carries
- * its share of them, interleaved. A rail whose share is below
- * 1/MRAIL_ADAPTIVE_SHORT_RATIO of the largest takes none: a whole transfer
- * on it would take longer than that many on the fastest.
+ * Short transfers: one that the minimum stripe leaves on a single rail
+ * (too short to split by the shares: 16 KiB with a 16 KiB minimum, or
+ * 32 KiB whose shares are not exactly even once aligned) goes whole on one
+ * rail. Always the heaviest rail would leave the others idle under a
+ * stream of such transfers (and would never learn otherwise, as a one-rail
+ * transfer measures nothing), so the rail is picked by smooth weighted
+ * round-robin over the shares: each rail carries its share of them,
+ * interleaved. A rail whose share is below 1/MRAIL_ADAPTIVE_SHORT_RATIO of
+ * the largest takes none: a whole transfer on it would take longer than
+ * that many on the fastest.
  */
 #define MRAIL_ADAPTIVE_PROBE_EVERY 8
 #define MRAIL_ADAPTIVE_SHORT_RATIO 16
