@@ -25,10 +25,12 @@
  *
  * Tests:
  *   lat      ITERS barriers after 10 untimed ones: mean microseconds each.
- *   overlap  each iteration: start the barrier, compute (spin on the clock
- *            without any libfabric call) for 1 ms, then wait for it. Prints
- *            the mean time beyond the 1 ms (the barrier time left exposed).
- *            host mode can only send its first step before computing.
+ *   overlap  each iteration: start the barrier, compute for 1 ms without
+ *            any libfabric call (-c spin: on the clock, the default; -c
+ *            sleep: asleep, work done off this core), then wait for it.
+ *            Prints the mean time beyond the computation (the barrier time
+ *            left exposed). host mode can only send its first step before
+ *            computing.
  *   skew     each iteration: a barrier to line up, then rank 0 computes 1 ms
  *            before it enters; the others enter at once. Every other rank
  *            prints the mean time from rank 0's entry to its own exit.
@@ -103,11 +105,23 @@ static uint64_t now_ns(void)
 	return (uint64_t) ts.tv_sec * 1000000000ULL + (uint64_t) ts.tv_nsec;
 }
 
-/* The computation: the clock for ns, and no libfabric call. */
+static bool compute_sleeps;	/* -c sleep */
+
+/*
+ * The computation, with no libfabric call: spinning on the clock for ns
+ * (-c spin, the default), or asleep for ns (-c sleep: work done away from
+ * this core, which leaves the core to whoever needs it; with more processes
+ * than cores, spinning ones also measure how the scheduler shares them).
+ */
 static void compute(uint64_t ns)
 {
+	struct timespec ts = { .tv_sec = 0, .tv_nsec = (long) ns };
 	uint64_t end = now_ns() + ns;
 
+	if (compute_sleeps) {
+		nanosleep(&ts, NULL);
+		return;
+	}
 	while (now_ns() < end)
 		;
 }
@@ -345,9 +359,11 @@ static double test_lat(unsigned iters)
 	return (double) (now_ns() - t0) / iters / 1000.0;
 }
 
+/* The mean of (barrier start to its end) minus (the computation alone,
+ * as long as it really took). */
 static double test_overlap(unsigned iters)
 {
-	uint64_t t0, total = 0;
+	uint64_t t0, c0, c1, total = 0;
 	unsigned i;
 
 	for (i = 0; i < WARMUP; i++)
@@ -356,9 +372,11 @@ static double test_overlap(unsigned iters)
 		barrier();	/* line up */
 		t0 = now_ns();
 		barrier_start();
+		c0 = now_ns();
 		compute(COMPUTE_NS);
+		c1 = now_ns();
 		barrier_finish();
-		total += now_ns() - t0 - COMPUTE_NS;
+		total += now_ns() - t0 - (c1 - c0);
 	}
 	return (double) total / iters / 1000.0;
 }
@@ -438,8 +456,9 @@ int main(int argc, char **argv)
 	int opt;
 
 	ctl_prog = PROG;
-	while ((opt = getopt(argc, argv, "n:r:d:m:t:A:i:p:aF:h")) != -1) {
+	while ((opt = getopt(argc, argv, "n:r:d:m:t:A:i:p:aF:c:h")) != -1) {
 		switch (opt) {
+		case 'c': compute_sleeps = !strcmp(optarg, "sleep"); break;
 		case 'F': return fit(optarg);
 		case 'n': n_ranks = (uint32_t) atoi(optarg); break;
 		case 'r': rank = (uint32_t) atoi(optarg); break;
@@ -452,7 +471,8 @@ int main(int argc, char **argv)
 		case 'a': auto_progress = true; break;
 		default:
 			fprintf(stderr, "usage: %s -n N -r RANK -d DIR [-m offload|host] "
-				"[-t lat|overlap|skew] [-A ALG] [-i ITERS] [-p PROV] [-a]\n",
+				"[-t lat|overlap|skew] [-A ALG] [-i ITERS] [-p PROV] [-a] "
+				"[-c spin|sleep]\n",
 				argv[0]);
 			return opt == 'h' ? 0 : 2;
 		}
