@@ -102,6 +102,8 @@ enum mrail_wire_op {
 	MRAIL_OP_ATOMIC_RESP = 9,	/* its outcome, and the fetched values */
 	MRAIL_OP_CREDIT = 10,	/* flow control: the sender may send more */
 	MRAIL_OP_COLL = 12,	/* one step of a collective (fi_collective) */
+	/* 11 is taken by the reservation protocol. */
+	MRAIL_OP_PROBE = 13,	/* liveness: no payload, nothing to answer */
 };
 
 #define MRAIL_WIRE_F_TAGGED	0x01	/* EAGER, RTS: tag is meaningful */
