@@ -63,6 +63,7 @@ struct mrail_env {
 	char *adaptive_alpha;	/* FI_MRAIL_ADAPTIVE_ALPHA */
 	char *min_stripe;	/* FI_MRAIL_MIN_STRIPE */
 	char *stripe_ratio;	/* FI_MRAIL_STRIPE_RATIO */
+	char *hybrid_threshold;	/* FI_MRAIL_HYBRID_THRESHOLD */
 };
 extern struct mrail_env mrail_env;
 
@@ -306,6 +307,7 @@ struct mrail_rdv_recv;
 struct mrail_pending_ack;
 struct mrail_hello;
 struct mrail_stranger_msg;
+struct mrail_rsv_ep;
 
 /* A bounce buffer on a rail. */
 struct mrail_rail_buf {
@@ -419,6 +421,7 @@ struct mrail_ep {
 	/* FI_PROGRESS_AUTO: rails whose CQ has no fd (ofi_rxd's), polled. */
 	bool rail_cq_polled[MRAIL_MAX_RAILS];
 	struct mrail_policy policy;	/* mrail_policy.c */
+	struct mrail_rsv_ep *rsv;	/* rail reservations (mrail_reserve.c), or NULL */
 };
 
 int mrail_ep_open(struct fid_domain *domain, struct fi_info *info,

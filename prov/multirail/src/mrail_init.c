@@ -67,8 +67,12 @@ static void mrail_define_params(void)
 			"rail is handed less of a transfer.",
 			(unsigned long long) MRAIL_RDV_MIN_STRIPE);
 	fi_param_define(&mrail_prov, "stripe_ratio", FI_PARAM_STRING,
-			"Share of the idle rails local_dynamic striping uses, 0 "
+			"Share of the idle rails local_dynamic and dynamic striping use, 0 "
 			"(one rail) to 1 (all, default).");
+	fi_param_define(&mrail_prov, "hybrid_threshold", FI_PARAM_STRING,
+			"Hybrid striping: longest transfer in bytes sent whole "
+			"on one rail without reservation (default 16384); a "
+			"longer one reserves rails like dynamic striping.");
 }
 
 static void mrail_read_params(void)
@@ -82,6 +86,8 @@ static void mrail_read_params(void)
 	fi_param_get_str(&mrail_prov, "adaptive_alpha", &mrail_env.adaptive_alpha);
 	fi_param_get_str(&mrail_prov, "min_stripe", &mrail_env.min_stripe);
 	fi_param_get_str(&mrail_prov, "stripe_ratio", &mrail_env.stripe_ratio);
+	fi_param_get_str(&mrail_prov, "hybrid_threshold",
+			 &mrail_env.hybrid_threshold);
 }
 
 struct fi_provider *fi_prov_ini(void)
