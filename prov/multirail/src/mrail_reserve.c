@@ -333,9 +333,10 @@ int mrail_rsv_poll(struct mrail_ep *ep, struct mrail_rsv_req *req, uint64_t len,
 			rsv_ask(ep, rsv, req, node, free_rails, now);
 			return -FI_EAGAIN;
 		case MRAIL_RSV_NEXT_TIMEOUT:
-			MRAIL_INFO(FI_LOG_EP_DATA, "peer %" PRIu64 " did not answer "
-				   "a rail reservation in time\n",
-				   (uint64_t) req->peer);
+			MRAIL_WARN(FI_LOG_EP_DATA, "peer %" PRIu64 " did not answer "
+				   "a rail reservation within %" PRIu64 " ms\n",
+				   (uint64_t) req->peer,
+				   MRAIL_RSV_TIMEOUT_NS / 1000000);
 			rsv_abandon(ep, rsv, req);
 			continue;
 		case MRAIL_RSV_NEXT_GO:
@@ -347,9 +348,9 @@ int mrail_rsv_poll(struct mrail_ep *ep, struct mrail_rsv_req *req, uint64_t len,
 		}
 	}
 fallback:
-	MRAIL_INFO(FI_LOG_EP_DATA, "no rail reserved with peer %" PRIu64
-		   ": the transfer goes whole on one rail, unreserved\n",
-		   (uint64_t) req->peer);
+	MRAIL_WARN(FI_LOG_EP_DATA, "no rail reserved with peer %" PRIu64
+		   " in time: the transfer goes whole on one rail, unreserved "
+		   "(fi_mrail(7), dynamic striping)\n", (uint64_t) req->peer);
 	req->waiting = false;
 	return mrail_policy_stripe_over(ep, len, 0, out, clock);
 }
