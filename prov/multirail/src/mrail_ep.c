@@ -134,7 +134,8 @@ size_t mrail_ep_progress(struct mrail_ep *ep)
 		return 0;
 	for (rail = 0; rail < ep->rail_count; rail++)
 		done += rail_progress(ep, rail);
-	if (ep->rdv_recvs || ep->pending_acks)
+	/* ep->rsv: reservation messages may wait for a buffer. */
+	if (ep->rdv_recvs || ep->pending_acks || ep->rsv)
 		mrail_rdv_progress(ep);
 	if (ep->hellos)
 		mrail_hello_progress(ep);
