@@ -49,8 +49,10 @@ static void mrail_define_params(void)
 			"Striping policy: how a large transfer is split over the "
 			"rails. even (default), weighted (FI_MRAIL_WEIGHTS), "
 			"adaptive (shares from measured rail speeds), "
-			"local_dynamic (idle rails, FI_MRAIL_STRIPE_RATIO). "
-			"dynamic and hybrid are not wired in this release.");
+			"local_dynamic (idle rails, FI_MRAIL_STRIPE_RATIO), "
+			"dynamic (rails reserved at both ends, "
+			"FI_MRAIL_STRIPE_RATIO), hybrid (whole up to "
+			"FI_MRAIL_HYBRID_THRESHOLD, else dynamic).");
 	fi_param_define(&mrail_prov, "weights", FI_PARAM_STRING,
 			"Weights of the weighted policies: one integer 0..%u per "
 			"rail, comma-separated, in rail order, not all 0 (e.g. "
