@@ -434,8 +434,6 @@ static bool expected_split(const struct fi_mrail_policy_attr *pol, size_t size,
 	check(n > 0, "mrail_stripe_weighted's split");
 	for (s = 0; s < n; s++)
 		expect[stripes[s].rail] += count * stripes[s].len;
-	if (*rails_per_msg)
-		*rails_per_msg = (size_t) (n > 0 ? n : 0);
 	return n > 0;
 }
 

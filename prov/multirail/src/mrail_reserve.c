@@ -299,6 +299,33 @@ static void rsv_abandon(struct mrail_ep *ep, struct mrail_rsv_ep *rsv,
 	}
 }
 
+/* Stripes over the rails granted; one the split leaves without a stripe
+ * (the minimum stripe) goes back at once. */
+static int rsv_stripe(struct mrail_ep *ep, struct mrail_rsv_ep *rsv,
+		      struct mrail_rsv_req *req, uint64_t len,
+		      struct mrail_stripe out[MRAIL_MAX_RAILS],
+		      struct mrail_xfer_clock *clock)
+{
+	struct mrail_rsv_event ev = { .type = MRAIL_RSV_LOCAL_ABORT };
+	struct mrail_rsv_actions act;
+	uint32_t used = 0;
+	size_t rail;
+	int n, s;
+
+	n = mrail_policy_stripe_over(ep, len, req->xfer.granted, out, clock);
+	for (s = 0; s < n; s++)
+		used |= 1u << out[s].rail;
+	for (rail = 0; rail < ep->rail_count && n >= 0; rail++) {
+		if (!(req->xfer.granted & (1u << rail)) || (used & (1u << rail)) ||
+		    rsv->owner[rail] != req)
+			continue;
+		if (rsv->rail[rail].state == MRAIL_RSV_SENDING)
+			rsv_step(ep, rsv, rail, req->peer, &ev, &act);
+		rsv->owner[rail] = NULL;
+	}
+	return n;
+}
+
 int mrail_rsv_poll(struct mrail_ep *ep, struct mrail_rsv_req *req, uint64_t len,
 		   struct mrail_stripe out[MRAIL_MAX_RAILS],
 		   struct mrail_xfer_clock *clock)
@@ -315,6 +342,11 @@ int mrail_rsv_poll(struct mrail_ep *ep, struct mrail_rsv_req *req, uint64_t len,
 	if (!rsv || !peer || !peer->key)
 		goto fallback;
 	node = rsv_node(peer->key);
+	if (node == rsv->rail[0].node) {
+		/* Our own address: no port pair to reserve. */
+		req->waiting = false;
+		return mrail_policy_stripe_over(ep, len, ~0u, out, clock);
+	}
 	for (;;) {
 		free_rails = 0;
 		others_busy = false;
@@ -341,8 +373,7 @@ int mrail_rsv_poll(struct mrail_ep *ep, struct mrail_rsv_req *req, uint64_t len,
 			continue;
 		case MRAIL_RSV_NEXT_GO:
 			req->waiting = false;
-			return mrail_policy_stripe_over(ep, len, req->xfer.granted,
-							out, clock);
+			return rsv_stripe(ep, rsv, req, len, out, clock);
 		case MRAIL_RSV_NEXT_FALLBACK:
 			goto fallback;
 		}
