@@ -23,12 +23,13 @@
 #define MS 1000000ull
 #define TIMEOUT (1000 * MS)
 #define RETRY MS
+#define MAX_WAIT (20 * TIMEOUT)
 
 Test(xfer, asks_waits_for_every_answer_then_goes_on_the_grants)
 {
 	struct mrail_rsv_xfer x;
 
-	mrail_rsv_xfer_start(&x, 0, TIMEOUT);
+	mrail_rsv_xfer_start(&x, 0, TIMEOUT, MAX_WAIT);
 	cr_assert_eq(mrail_rsv_xfer_next(&x, 0xf, false, 0, TIMEOUT),
 		     MRAIL_RSV_NEXT_ASK);
 	mrail_rsv_xfer_asked(&x, 0x7, 0, RETRY);
@@ -49,7 +50,7 @@ Test(xfer, answers_for_rails_not_asked_are_refused)
 {
 	struct mrail_rsv_xfer x;
 
-	mrail_rsv_xfer_start(&x, 0, TIMEOUT);
+	mrail_rsv_xfer_start(&x, 0, TIMEOUT, MAX_WAIT);
 	mrail_rsv_xfer_asked(&x, 0x2, 0, RETRY);
 	cr_assert_eq(mrail_rsv_xfer_answer(&x, 0, true), -1);
 	cr_assert_eq(mrail_rsv_xfer_answer(&x, 32, true), -1);
@@ -63,7 +64,7 @@ Test(xfer, refused_everywhere_retries_after_the_pause)
 {
 	struct mrail_rsv_xfer x;
 
-	mrail_rsv_xfer_start(&x, 0, TIMEOUT);
+	mrail_rsv_xfer_start(&x, 0, TIMEOUT, MAX_WAIT);
 	mrail_rsv_xfer_asked(&x, 0x3, 0, RETRY);
 	mrail_rsv_xfer_answer(&x, 0, false);
 	mrail_rsv_xfer_answer(&x, 1, false);
@@ -80,7 +81,7 @@ Test(xfer, a_peer_that_never_answers_costs_one_timeout)
 {
 	struct mrail_rsv_xfer x;
 
-	mrail_rsv_xfer_start(&x, 5, TIMEOUT);
+	mrail_rsv_xfer_start(&x, 5, TIMEOUT, MAX_WAIT);
 	mrail_rsv_xfer_asked(&x, 0x3, 5, RETRY);
 	cr_assert_eq(mrail_rsv_xfer_next(&x, 0, false, 5 + TIMEOUT - 1, TIMEOUT),
 		     MRAIL_RSV_NEXT_WAIT);
@@ -97,7 +98,7 @@ Test(xfer, a_timeout_keeps_the_rails_already_granted)
 {
 	struct mrail_rsv_xfer x;
 
-	mrail_rsv_xfer_start(&x, 0, TIMEOUT);
+	mrail_rsv_xfer_start(&x, 0, TIMEOUT, MAX_WAIT);
 	mrail_rsv_xfer_asked(&x, 0x3, 0, RETRY);
 	mrail_rsv_xfer_answer(&x, 1, true);
 	cr_assert_eq(mrail_rsv_xfer_next(&x, 0, false, TIMEOUT, TIMEOUT),
@@ -112,7 +113,7 @@ Test(xfer, rails_a_peer_holds_for_ever_cost_one_timeout)
 {
 	struct mrail_rsv_xfer x;
 
-	mrail_rsv_xfer_start(&x, 0, TIMEOUT);
+	mrail_rsv_xfer_start(&x, 0, TIMEOUT, MAX_WAIT);
 	cr_assert_eq(mrail_rsv_xfer_next(&x, 0, false, TIMEOUT - 1, TIMEOUT),
 		     MRAIL_RSV_NEXT_WAIT);
 	cr_assert_eq(mrail_rsv_xfer_next(&x, 0, false, TIMEOUT, TIMEOUT),
@@ -124,7 +125,7 @@ Test(xfer, our_own_transfers_holding_the_rails_move_the_deadline)
 	struct mrail_rsv_xfer x;
 	uint64_t t;
 
-	mrail_rsv_xfer_start(&x, 0, TIMEOUT);
+	mrail_rsv_xfer_start(&x, 0, TIMEOUT, MAX_WAIT);
 	for (t = 0; t <= 10 * TIMEOUT; t += TIMEOUT / 4)
 		cr_assert_eq(mrail_rsv_xfer_next(&x, 0, true, t, TIMEOUT),
 			     MRAIL_RSV_NEXT_WAIT, "at %llu ns",
@@ -298,7 +299,7 @@ static void sim_run(uint32_t id_a, uint32_t id_b, int32_t ca, int32_t cb)
 		for (r = 0; r < RAILS; r++)
 			mrail_rsv_init(&s.node[i].port[r], s.node[i].id,
 				       i ? cb : ca);
-		mrail_rsv_xfer_start(&s.node[i].xfer, 0, TIMEOUT);
+		mrail_rsv_xfer_start(&s.node[i].xfer, 0, TIMEOUT, MAX_WAIT);
 		s.node[i].waiting = true;
 	}
 	for (now = 0; now < 100 * MS; now += MS) {
@@ -332,4 +333,25 @@ Test(xfer_sim, crossing_transfers_both_complete_one_after_the_other)
 	sim_run(2, 1, 0, 0);
 	sim_run(1, 2, 3, -3);
 	sim_run(0xfffffff0u, 7, 0, 0);
+}
+
+Test(xfer, our_own_transfers_delay_it_at_most_max_wait)
+{
+	struct mrail_rsv_xfer x;
+	uint64_t t;
+
+	/* One of them may be stuck on a peer that went away. */
+	mrail_rsv_xfer_start(&x, 7, TIMEOUT, MAX_WAIT);
+	for (t = 7; t < 7 + MAX_WAIT; t += TIMEOUT / 4)
+		cr_assert_eq(mrail_rsv_xfer_next(&x, 0, true, t, TIMEOUT),
+			     MRAIL_RSV_NEXT_WAIT, "at %llu ns",
+			     (unsigned long long) t);
+	cr_assert_eq(mrail_rsv_xfer_next(&x, 0, true, 7 + MAX_WAIT, TIMEOUT),
+		     MRAIL_RSV_NEXT_FALLBACK);
+	/* A max_wait below the timeout is the timeout. */
+	mrail_rsv_xfer_start(&x, 0, TIMEOUT, 1);
+	cr_assert_eq(mrail_rsv_xfer_next(&x, 0, true, TIMEOUT - 1, TIMEOUT),
+		     MRAIL_RSV_NEXT_WAIT);
+	cr_assert_eq(mrail_rsv_xfer_next(&x, 0, true, TIMEOUT, TIMEOUT),
+		     MRAIL_RSV_NEXT_FALLBACK);
 }

@@ -4,11 +4,13 @@
 
 #include "mrail_limits.h"
 
-void mrail_rsv_xfer_start(struct mrail_rsv_xfer *x, uint64_t now, uint64_t timeout_ns)
+void mrail_rsv_xfer_start(struct mrail_rsv_xfer *x, uint64_t now, uint64_t timeout_ns,
+			  uint64_t max_wait_ns)
 {
 	memset(x, 0, sizeof(*x));
 	x->deadline_ns = now + timeout_ns;
 	x->retry_ns = now;
+	x->give_up_ns = now + (max_wait_ns > timeout_ns ? max_wait_ns : timeout_ns);
 }
 
 enum mrail_rsv_next mrail_rsv_xfer_next(struct mrail_rsv_xfer *x, uint32_t free_rails,
@@ -20,8 +22,14 @@ enum mrail_rsv_next mrail_rsv_xfer_next(struct mrail_rsv_xfer *x, uint32_t free_
 		       MRAIL_RSV_NEXT_WAIT;
 	if (x->granted)
 		return MRAIL_RSV_NEXT_GO;
-	if (others_busy && x->deadline_ns < now + timeout_ns)
-		x->deadline_ns = now + timeout_ns;
+	if (others_busy) {
+		uint64_t later = now + timeout_ns;
+
+		if (later > x->give_up_ns)
+			later = x->give_up_ns;
+		if (x->deadline_ns < later)
+			x->deadline_ns = later;
+	}
 	if (now >= x->deadline_ns)
 		return MRAIL_RSV_NEXT_FALLBACK;
 	if (free_rails && now >= x->retry_ns)

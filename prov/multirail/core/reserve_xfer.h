@@ -15,7 +15,8 @@
  *  - while another transfer of this endpoint holds or asks for rails, the
  *    deadline moves on: that transfer ends and releases them, whereas a
  *    rail a peer holds, or a peer that never answers, may never be
- *    released.
+ *    released; but never past max_wait after the start, as that transfer
+ *    may be stuck on a peer that went away.
  */
 #ifndef MRAIL_RESERVE_XFER_H
 #define MRAIL_RESERVE_XFER_H
@@ -28,6 +29,7 @@ struct mrail_rsv_xfer {
 	uint32_t granted;	/* rails reserved for this transfer */
 	uint64_t deadline_ns;	/* stops waiting at this time */
 	uint64_t retry_ns;	/* asks again no sooner than this */
+	uint64_t give_up_ns;	/* the deadline never moves past this */
 };
 
 enum mrail_rsv_next {
@@ -38,13 +40,15 @@ enum mrail_rsv_next {
 	MRAIL_RSV_NEXT_FALLBACK, /* no rail granted in time: go unreserved */
 };
 
-/* A transfer starting at now that waits at most timeout_ns. */
-void mrail_rsv_xfer_start(struct mrail_rsv_xfer *x, uint64_t now, uint64_t timeout_ns);
+/* A transfer starting at now that waits timeout_ns for rails (more while
+ * its endpoint's other transfers hold them, up to max_wait_ns). */
+void mrail_rsv_xfer_start(struct mrail_rsv_xfer *x, uint64_t now, uint64_t timeout_ns,
+			  uint64_t max_wait_ns);
 
 /*
  * What to do at time now. free_rails: this endpoint's rails that are FREE;
  * others_busy: another transfer of this endpoint asks for or holds rails
- * (it moves the deadline to now + timeout_ns).
+ * (it moves the deadline to now + timeout_ns, at most to the give-up time).
  */
 enum mrail_rsv_next mrail_rsv_xfer_next(struct mrail_rsv_xfer *x, uint32_t free_rails,
 					bool others_busy, uint64_t now,

@@ -151,6 +151,9 @@ void mrail_rsv_progress(struct mrail_ep *ep)
 
 	if (!rsv)
 		return;
+	if (rsv->ignored)
+		MRAIL_INFO(FI_LOG_EP_CTRL, "%" PRIu64 " stale or duplicate rail "
+			   "reservation messages were ignored\n", rsv->ignored);
 	LL_FOREACH_SAFE(rsv->queue, out, tmp) {
 		if (blocked & (1u << out->rail))
 			continue;
@@ -253,7 +256,8 @@ void mrail_rsv_begin(struct mrail_ep *ep, struct mrail_rsv_req *req, fi_addr_t p
 	req->active = true;
 	req->waiting = true;
 	req->peer = peer;
-	mrail_rsv_xfer_start(&req->xfer, rsv_now(), MRAIL_RSV_TIMEOUT_NS);
+	mrail_rsv_xfer_start(&req->xfer, rsv_now(), MRAIL_RSV_TIMEOUT_NS,
+			     MRAIL_RSV_MAX_WAIT_NS);
 }
 
 /* Asks peer for some of the free rails, as many as stripe_ratio says. */
@@ -421,6 +425,9 @@ void mrail_rsv_flush(struct mrail_ep *ep)
 
 	if (!rsv)
 		return;
+	if (rsv->ignored)
+		MRAIL_INFO(FI_LOG_EP_CTRL, "%" PRIu64 " stale or duplicate rail "
+			   "reservation messages were ignored\n", rsv->ignored);
 	LL_FOREACH_SAFE(rsv->queue, out, tmp) {
 		LL_DELETE(rsv->queue, out);
 		free(out);

@@ -20,6 +20,9 @@
  * on one rail (fi_mrail(7)); and the pause between two request rounds
  * that won nothing. */
 #define MRAIL_RSV_TIMEOUT_NS ((uint64_t) 1000000000)
+/* The longest a transfer waits while its endpoint's other transfers hold
+ * the rails (one of them may be stuck on a peer that went away). */
+#define MRAIL_RSV_MAX_WAIT_NS ((uint64_t) 10000000000)
 #define MRAIL_RSV_RETRY_NS ((uint64_t) 1000000)
 
 /* One pulled transfer's reservation (in struct mrail_rdv_recv). */
