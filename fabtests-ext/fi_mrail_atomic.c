@@ -50,6 +50,7 @@
 #include <unistd.h>
 
 #include "common/mrail_check.h"
+#include "common/mrail_ctl.h"
 
 #include <rdma/fabric.h>
 #include <rdma/fi_atomic.h>
@@ -73,11 +74,6 @@
 #define EAGER_PAYLOAD 16336
 #define ATOMIC_DESC 32
 
-static void die(const char *what, int ret)
-{
-	fprintf(stderr, PROG ": %s: %s\n", what, fi_strerror(ret < 0 ? -ret : ret));
-	exit(2);
-}
 
 /* ---- control connections ---- */
 
@@ -98,81 +94,6 @@ struct reply {
 static int socks[MAX_CLIENTS];
 static int nsocks;
 
-static void ctl_write(int sock, const void *buf, size_t len)
-{
-	const uint8_t *p = buf;
-	ssize_t n;
-
-	while (len) {
-		n = write(sock, p, len);
-		if (n <= 0)
-			die("control connection write", n < 0 ? errno : EPIPE);
-		p += n;
-		len -= (size_t) n;
-	}
-}
-
-static void ctl_read(int sock, void *buf, size_t len, void (*progress)(void))
-{
-	struct pollfd pfd = { .fd = sock, .events = POLLIN };
-	uint8_t *p = buf;
-	ssize_t n;
-
-	while (len) {
-		if (poll(&pfd, 1, 1) <= 0) {
-			if (progress)
-				progress();
-			continue;
-		}
-		n = read(sock, p, len);
-		if (n <= 0)
-			die("control connection read", n < 0 ? errno : EPIPE);
-		p += n;
-		len -= (size_t) n;
-	}
-}
-
-static void ctl_connect(const char *server, unsigned port, int clients)
-{
-	struct addrinfo hints = { .ai_family = AF_INET, .ai_socktype = SOCK_STREAM };
-	struct addrinfo *ai;
-	char service[16];
-	int one = 1, lsock, tries, sock = -1;
-
-	snprintf(service, sizeof(service), "%u", port);
-	if (getaddrinfo(server, service, &hints, &ai))
-		die("getaddrinfo", EINVAL);
-	if (server) {
-		for (tries = 0; tries < 100; tries++) {
-			sock = socket(AF_INET, SOCK_STREAM, 0);
-			if (!connect(sock, ai->ai_addr, ai->ai_addrlen))
-				break;
-			close(sock);
-			sock = -1;
-			usleep(100000);
-		}
-		if (sock < 0)
-			die("connect to the server", ECONNREFUSED);
-		setsockopt(sock, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-		socks[nsocks++] = sock;
-	} else {
-		lsock = socket(AF_INET, SOCK_STREAM, 0);
-		setsockopt(lsock, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-		((struct sockaddr_in *) ai->ai_addr)->sin_addr.s_addr = INADDR_ANY;
-		if (bind(lsock, ai->ai_addr, ai->ai_addrlen) || listen(lsock, 8))
-			die("listen", errno);
-		while (nsocks < clients) {
-			sock = accept(lsock, NULL, NULL);
-			if (sock < 0)
-				die("accept", errno);
-			setsockopt(sock, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-			socks[nsocks++] = sock;
-		}
-		close(lsock);
-	}
-	freeaddrinfo(ai);
-}
-
 /* ---- libfabric objects ---- */
 
 static struct fi_info *info;
@@ -192,10 +113,10 @@ static void open_cntr(struct fid_cntr **cntr, uint64_t flags)
 
 	ret = fi_cntr_open(domain, &attr, cntr, NULL);
 	if (ret)
-		die("fi_cntr_open", ret);
+		ctl_die("fi_cntr_open", ret);
 	ret = fi_ep_bind(ep, &(*cntr)->fid, flags);
 	if (ret)
-		die("fi_ep_bind (counter)", ret);
+		ctl_die("fi_ep_bind (counter)", ret);
 }
 
 static void open_objects(const char *prov, bool auto_progress)
@@ -218,7 +139,7 @@ static void open_objects(const char *prov, bool auto_progress)
 	hints->fabric_attr->prov_name = strdup(prov);
 	ret = fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, &info);
 	if (ret)
-		die("fi_getinfo (FI_ATOMIC)", ret);
+		ctl_die("fi_getinfo (FI_ATOMIC)", ret);
 	fi_freeinfo(hints);
 	check(info->caps & FI_ATOMIC, "the offer lacks FI_ATOMIC");
 	if ((ret = fi_fabric(info->fabric_attr, &fabric, NULL)) ||
@@ -228,39 +149,23 @@ static void open_objects(const char *prov, bool auto_progress)
 	    (ret = fi_endpoint(domain, info, &ep, NULL)) ||
 	    (ret = fi_ep_bind(ep, &av->fid, 0)) ||
 	    (ret = fi_ep_bind(ep, &tx_cq->fid, FI_TRANSMIT | FI_RECV)))
-		die("opening the endpoint", ret);
+		ctl_die("opening the endpoint", ret);
 	open_cntr(&write_cntr, FI_WRITE);
 	open_cntr(&read_cntr, FI_READ);
 	open_cntr(&rwrite_cntr, FI_REMOTE_WRITE);
 	open_cntr(&rread_cntr, FI_REMOTE_READ);
 	ret = fi_enable(ep);
 	if (ret)
-		die("fi_enable", ret);
+		ctl_die("fi_enable", ret);
 }
 
 /* Every control connection's peer into the AV, in order. */
 static void swap_addresses(void)
 {
-	uint8_t ours[256], theirs[256];
-	size_t len = sizeof(ours);
-	uint64_t n;
-	int ret, i;
+	int i;
 
-	ret = fi_getname(&ep->fid, ours, &len);
-	if (ret)
-		die("fi_getname", ret);
-	for (i = 0; i < nsocks; i++) {
-		n = len;
-		ctl_write(socks[i], &n, sizeof(n));
-		ctl_write(socks[i], ours, len);
-		ctl_read(socks[i], &n, sizeof(n), NULL);
-		if (n > sizeof(theirs))
-			die("peer address too long", EINVAL);
-		ctl_read(socks[i], theirs, n, NULL);
-		ret = fi_av_insert(av, theirs, 1, &peers[i], 0, NULL);
-		if (ret != 1)
-			die("fi_av_insert", ret < 0 ? ret : -FI_EINVAL);
-	}
+	for (i = 0; i < nsocks; i++)
+		peers[i] = ctl_swap_names(socks[i], ep, av);
 }
 
 static void close_objects(void)
@@ -354,7 +259,7 @@ static void run_server(uint64_t contention)
 
 	region = calloc(1, REGION);
 	if (!region)
-		die("calloc", FI_ENOMEM);
+		ctl_die("calloc", FI_ENOMEM);
 	for (i = 0; i < REGION; i++) {
 		ro[i] = (uint8_t) (i * 3 + 1);
 		wo[i] = (uint8_t) (i * 5 + 2);
@@ -366,7 +271,7 @@ static void run_server(uint64_t contention)
 			     &mr_ro, NULL)) ||
 	    (ret = fi_mr_reg(domain, wo, REGION, FI_REMOTE_WRITE, 0, KEY_WO, 0,
 			     &mr_wo, NULL)))
-		die("fi_mr_reg", ret);
+		ctl_die("fi_mr_reg", ret);
 
 	if (contention) {
 		server_contention(contention);
@@ -377,7 +282,7 @@ static void run_server(uint64_t contention)
 			if (c.type == CMD_DONE)
 				break;
 			if (c.len > REGION)
-				die("control command too long", EINVAL);
+				ctl_die("control command too long", EINVAL);
 			if (c.type == CMD_SET) {
 				ctl_read(socks[0], region, c.len, progress);
 				ctl_write(socks[0], &status, sizeof(status));
@@ -653,7 +558,7 @@ static void run_one(const char *what, enum mrail_atomic_kind kind,
 	int err;
 
 	if (!result || !after)
-		die("malloc", FI_ENOMEM);
+		ctl_die("malloc", FI_ENOMEM);
 	memset(result, 0xa5, (count + 1) * size);
 	set_window(window, win_len);
 	while ((ret = post(kind, v, op, dt, operand, compare, result, count,
@@ -890,7 +795,7 @@ static void run_max_count(void)
 	operand = calloc(max + 1, 8);
 	result = calloc(max + 1, 8);
 	if (!window || !expect || !operand || !result)
-		die("calloc", FI_ENOMEM);
+		ctl_die("calloc", FI_ENOMEM);
 	for (i = 0; i < max; i++) {
 		le_bytes(window + 8 + 8 * i, 1000 + i, 8);
 		le_bytes(expect + 8 + 8 * i, 1000 + i + i * 3, 8);
@@ -1087,6 +992,7 @@ int main(int argc, char **argv)
 	uint64_t contention = 0;
 	int opt, clients = 2, i;
 
+	ctl_prog = PROG;
 	while ((opt = getopt(argc, argv, "ap:E:C:k:vh")) != -1) {
 		switch (opt) {
 		case 'a':
@@ -1113,8 +1019,8 @@ int main(int argc, char **argv)
 	}
 	if (clients < 1 || clients > MAX_CLIENTS)
 		usage();
-	ctl_connect(optind < argc ? argv[optind] : NULL, port,
-		    contention ? clients : 1);
+	nsocks = ctl_connect(optind < argc ? argv[optind] : NULL, port, socks,
+			     contention ? clients : 1);
 	open_objects(prov, auto_progress);
 	swap_addresses();
 	if (optind < argc) {

@@ -778,8 +778,8 @@ static int run_client(const char *server_ip, unsigned port)
 	rail_send(sent++, buf, len, "wrong version byte");
 
 	len = build_eager(buf, 0, 8, 100, false);
-	buf[1] = 11;
-	rail_send(sent++, buf, len, "unknown op 11");
+	buf[1] = 0xee;
+	rail_send(sent++, buf, len, "unknown op 238");
 
 	len = build_eager(buf, 0, 8, 100, false);
 	rail_send(sent++, buf, 20, "a 20-byte message: header cut short");

@@ -41,6 +41,7 @@
 #include <unistd.h>
 
 #include "common/mrail_check.h"
+#include "common/mrail_ctl.h"
 
 #include <rdma/fabric.h>
 #include <rdma/fi_cm.h>
@@ -63,12 +64,6 @@
 
 
 
-static void die(const char *what, int ret)
-{
-	fprintf(stderr, PROG ": %s: %s\n", what, fi_strerror(ret < 0 ? -ret : ret));
-	exit(2);
-}
-
 /* ---- control connection ---- */
 
 enum cmd_type { CMD_PREP = 1, CMD_CHECK, CMD_DONE };
@@ -85,78 +80,7 @@ struct cmd {
 	uint64_t data;
 };
 
-static int sock = -1;
-
-static void ctl_write(const void *buf, size_t len)
-{
-	const uint8_t *p = buf;
-	ssize_t n;
-
-	while (len) {
-		n = write(sock, p, len);
-		if (n <= 0)
-			die("control connection write", n < 0 ? errno : EPIPE);
-		p += n;
-		len -= (size_t) n;
-	}
-}
-
-/* Reads len bytes, calling progress() whenever nothing has arrived. */
-static void ctl_read(void *buf, size_t len, void (*progress)(void))
-{
-	struct pollfd pfd = { .fd = sock, .events = POLLIN };
-	uint8_t *p = buf;
-	ssize_t n;
-
-	while (len) {
-		if (poll(&pfd, 1, 1) <= 0) {
-			if (progress)
-				progress();
-			continue;
-		}
-		n = read(sock, p, len);
-		if (n <= 0)
-			die("control connection read", n < 0 ? errno : EPIPE);
-		p += n;
-		len -= (size_t) n;
-	}
-}
-
-static void ctl_connect(const char *server, unsigned port)
-{
-	struct addrinfo hints = { .ai_family = AF_INET, .ai_socktype = SOCK_STREAM };
-	struct addrinfo *ai;
-	char service[16];
-	int one = 1, lsock, tries;
-
-	snprintf(service, sizeof(service), "%u", port);
-	if (getaddrinfo(server, service, &hints, &ai))
-		die("getaddrinfo", EINVAL);
-	if (server) {
-		for (tries = 0; tries < 100; tries++) {
-			sock = socket(AF_INET, SOCK_STREAM, 0);
-			if (!connect(sock, ai->ai_addr, ai->ai_addrlen))
-				break;
-			close(sock);
-			sock = -1;
-			usleep(100000);
-		}
-		if (sock < 0)
-			die("connect to the server", ECONNREFUSED);
-	} else {
-		lsock = socket(AF_INET, SOCK_STREAM, 0);
-		setsockopt(lsock, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-		((struct sockaddr_in *) ai->ai_addr)->sin_addr.s_addr = INADDR_ANY;
-		if (bind(lsock, ai->ai_addr, ai->ai_addrlen) || listen(lsock, 1))
-			die("listen", errno);
-		sock = accept(lsock, NULL, NULL);
-		if (sock < 0)
-			die("accept", errno);
-		close(lsock);
-	}
-	setsockopt(sock, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	freeaddrinfo(ai);
-}
+static int sock = -1;	/* the control connection (common/mrail_ctl) */
 
 /* ---- libfabric objects ---- */
 
@@ -176,10 +100,10 @@ static void open_cntr(struct fid_cntr **cntr, uint64_t flags)
 
 	ret = fi_cntr_open(domain, &attr, cntr, NULL);
 	if (ret)
-		die("fi_cntr_open", ret);
+		ctl_die("fi_cntr_open", ret);
 	ret = fi_ep_bind(ep, &(*cntr)->fid, flags);
 	if (ret)
-		die("fi_ep_bind (counter)", ret);
+		ctl_die("fi_ep_bind (counter)", ret);
 }
 
 static void open_objects(const char *prov, bool auto_progress)
@@ -201,7 +125,7 @@ static void open_objects(const char *prov, bool auto_progress)
 	hints->fabric_attr->prov_name = strdup(prov);
 	ret = fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, &info);
 	if (ret)
-		die("fi_getinfo", ret);
+		ctl_die("fi_getinfo", ret);
 	fi_freeinfo(hints);
 	if ((ret = fi_fabric(info->fabric_attr, &fabric, NULL)) ||
 	    (ret = fi_domain(fabric, info, &domain, NULL)) ||
@@ -212,36 +136,19 @@ static void open_objects(const char *prov, bool auto_progress)
 	    (ret = fi_ep_bind(ep, &av->fid, 0)) ||
 	    (ret = fi_ep_bind(ep, &tx_cq->fid, FI_TRANSMIT)) ||
 	    (ret = fi_ep_bind(ep, &rx_cq->fid, FI_RECV)))
-		die("opening the endpoint", ret);
+		ctl_die("opening the endpoint", ret);
 	open_cntr(&write_cntr, FI_WRITE);
 	open_cntr(&read_cntr, FI_READ);
 	open_cntr(&rwrite_cntr, FI_REMOTE_WRITE);
 	open_cntr(&rread_cntr, FI_REMOTE_READ);
 	ret = fi_enable(ep);
 	if (ret)
-		die("fi_enable", ret);
+		ctl_die("fi_enable", ret);
 }
 
 static void swap_addresses(void)
 {
-	uint8_t ours[256], theirs[256];
-	size_t len = sizeof(ours);
-	uint64_t n;
-	int ret;
-
-	ret = fi_getname(&ep->fid, ours, &len);
-	if (ret)
-		die("fi_getname", ret);
-	n = len;
-	ctl_write(&n, sizeof(n));
-	ctl_write(ours, len);
-	ctl_read(&n, sizeof(n), NULL);
-	if (n > sizeof(theirs))
-		die("peer address too long", EINVAL);
-	ctl_read(theirs, n, NULL);
-	ret = fi_av_insert(av, theirs, 1, &peer, 0, NULL);
-	if (ret != 1)
-		die("fi_av_insert", ret < 0 ? ret : -FI_EINVAL);
+	peer = ctl_swap_names(sock, ep, av);
 }
 
 static void close_objects(void)
@@ -267,17 +174,9 @@ static void progress(void)
 
 /* ---- data ---- */
 
-static uint8_t pattern_byte(uint64_t seed, size_t i)
-{
-	return (uint8_t) (seed * 131 + i * 7 + (i >> 8) + 1);
-}
-
 static void fill_pattern(uint8_t *p, size_t len, uint64_t seed)
 {
-	size_t i;
-
-	for (i = 0; i < len; i++)
-		p[i] = pattern_byte(seed, i);
+	check_pattern_fill(p, len, seed);
 }
 
 /* The first index where p differs from the pattern (or from byte when
@@ -288,7 +187,7 @@ static size_t first_mismatch(const uint8_t *p, size_t len, uint64_t seed,
 	size_t i;
 
 	for (i = 0; i < len; i++) {
-		if (p[i] != (seed == UINT64_MAX ? byte : pattern_byte(seed, i)))
+		if (p[i] != (seed == UINT64_MAX ? byte : check_pattern_byte(seed, i)))
 			return i;
 	}
 	return len;
@@ -379,7 +278,7 @@ static void run_server(void)
 	region_len = max_size + 2 * GUARD;
 	region = malloc(region_len);
 	if (!region)
-		die("malloc", FI_ENOMEM);
+		ctl_die("malloc", FI_ENOMEM);
 	memset(region, GUARD_BYTE, region_len);
 	fill_pattern(ro, sizeof(ro), 77);
 	fill_pattern(wo, sizeof(wo), 78);
@@ -390,13 +289,13 @@ static void run_server(void)
 			     &mr_ro, NULL)) ||
 	    (ret = fi_mr_reg(domain, wo, sizeof(wo), FI_REMOTE_WRITE, 0, KEY_WO, 0,
 			     &mr_wo, NULL)))
-		die("fi_mr_reg", ret);
+		ctl_die("fi_mr_reg", ret);
 	/* Registered: the client may start. */
 	status = 0;
-	ctl_write(&status, sizeof(status));
+	ctl_write(sock, &status, sizeof(status));
 
 	for (;;) {
-		ctl_read(&c, sizeof(c), server_drain_cq);
+		ctl_read(sock, &c, sizeof(c), server_drain_cq);
 		if (c.type == CMD_DONE)
 			break;
 		if (c.type == CMD_PREP) {
@@ -409,7 +308,7 @@ static void run_server(void)
 			server_check(&c);
 		}
 		status = check_failures;
-		ctl_write(&status, sizeof(status));
+		ctl_write(sock, &status, sizeof(status));
 	}
 	check(first_mismatch(ro, sizeof(ro), 77, 0) == sizeof(ro),
 	      "target: the read-only region changed");
@@ -453,8 +352,8 @@ static void send_cmd(const struct cmd *c)
 {
 	int32_t status;
 
-	ctl_write(c, sizeof(*c));
-	ctl_read(&status, sizeof(status), progress);
+	ctl_write(sock, c, sizeof(*c));
+	ctl_read(sock, &status, sizeof(status), progress);
 	check(status == 0, "target reports %d failed checks", status);
 }
 
@@ -732,7 +631,7 @@ static void run_burst(bool read, size_t count, size_t chunk, uint64_t seed)
 	snprintf(what, sizeof(what), "burst of %zu %s of %zu bytes", count,
 		 read ? "reads" : "writes", chunk);
 	if (!ctxs || !seen)
-		die("calloc", FI_ENOMEM);
+		ctl_die("calloc", FI_ENOMEM);
 	prep(total, seed, read);
 	memset(local, LOCAL_GUARD_BYTE, max_size + 2 * GUARD);
 	if (read)
@@ -823,8 +722,8 @@ static void run_client(const size_t *sizes, size_t nsizes)
 
 	local = malloc(max_size + 2 * GUARD);
 	if (!local)
-		die("malloc", FI_ENOMEM);
-	ctl_read(&status, sizeof(status), progress);
+		ctl_die("malloc", FI_ENOMEM);
+	ctl_read(sock, &status, sizeof(status), progress);
 
 	for (s = 0; s < nsizes; s++) {
 		for (op = 0; op < OP_COUNT; op++) {
@@ -863,7 +762,7 @@ static void run_client(const size_t *sizes, size_t nsizes)
 	run_op(OP_WRITE, sizes[nsizes - 1], seed++);
 	run_op(OP_READ, sizes[nsizes - 1], seed++);
 
-	ctl_write(&done, sizeof(done));
+	ctl_write(sock, &done, sizeof(done));
 	printf(PROG ": %" PRIu64 " bytes of RMA data moved\n", data_bytes);
 	free(local);
 }
@@ -911,6 +810,7 @@ int main(int argc, char **argv)
 	unsigned port = 47610;
 	int opt;
 
+	ctl_prog = PROG;
 	while ((opt = getopt(argc, argv, "ap:E:s:h")) != -1) {
 		switch (opt) {
 		case 'a':
@@ -936,7 +836,7 @@ int main(int argc, char **argv)
 	if (max_size < SMALL_REGION)
 		max_size = SMALL_REGION;
 
-	ctl_connect(optind < argc ? argv[optind] : NULL, port);
+	ctl_connect(optind < argc ? argv[optind] : NULL, port, &sock, 1);
 	open_objects(prov, auto_progress);
 	swap_addresses();
 	if (optind < argc)

@@ -19,6 +19,7 @@
 
 #include <rdma/fi_cm.h>
 #include <rdma/fi_errno.h>
+#include <rdma/fi_rma.h>
 #include <rdma/fi_tagged.h>
 
 #include "mrail_bench.h"
@@ -64,6 +65,8 @@ double bench_now(void)
 
 const char *bench_mode_name(const struct bench_opts *o)
 {
+	if (o->rma)
+		return "write";
 	return o->tagged ? "tagged" : "msg";
 }
 
@@ -474,8 +477,9 @@ static int bench_check_peer_options(struct bench *b, const struct bench_opts *o,
 
 /* ------------------------------------------------------------------ fabric */
 
-static int bench_getinfo(struct bench *b, const char *prov)
+static int bench_getinfo(struct bench *b, const struct bench_opts *o)
 {
+	const char *prov = o->prov;
 	struct fi_info *hints;
 	int ret;
 
@@ -487,6 +491,13 @@ static int bench_getinfo(struct bench *b, const char *prov)
 	hints->mode = FI_CONTEXT;
 	/* Plain malloc'd buffers: no registration for any provider. */
 	hints->domain_attr->mr_mode = 0;
+	if (o->rma) {
+		hints->caps |= FI_RMA;
+		/* Only the regions RMA reaches are registered, by
+		 * bench_mr_reg, which knows these modes. */
+		hints->domain_attr->mr_mode = FI_MR_VIRT_ADDR | FI_MR_ALLOCATED |
+					      FI_MR_PROV_KEY;
+	}
 	hints->fabric_attr->prov_name = strdup(prov);
 	if (!hints->fabric_attr->prov_name) {
 		ret = -FI_ENOMEM;
@@ -495,8 +506,9 @@ static int bench_getinfo(struct bench *b, const char *prov)
 	ret = fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, &b->info);
 	if (ret)
 		fprintf(stderr, "%s: fi_getinfo for provider '%s' (FI_EP_RDM, "
-			"FI_MSG|FI_TAGGED, no MR): %s\n", b->prog, prov,
-			fi_strerror(-ret));
+			"FI_MSG|FI_TAGGED%s): %s\n", b->prog, prov,
+			o->rma ? "|FI_RMA, mr_mode VIRT_ADDR|ALLOCATED|PROV_KEY at most" :
+				 ", no MR", fi_strerror(-ret));
 out:
 	fi_freeinfo(hints);
 	return ret;
@@ -606,7 +618,7 @@ int bench_open(struct bench *b, const struct bench_opts *o,
 	ret = bench_check_peer_options(b, o, tool_options);
 	if (ret)
 		goto err;
-	ret = bench_getinfo(b, o->prov);
+	ret = bench_getinfo(b, o);
 	if (ret)
 		goto err;
 	ret = bench_open_endpoint(b);
@@ -653,6 +665,33 @@ void bench_close(struct bench *b)
 	b->sock = -1;
 }
 
+/* ------------------------------------------------------ memory registration */
+
+int bench_mr_reg(struct bench *b, void *buf, size_t len, uint64_t access,
+		 uint64_t requested_key, struct fid_mr **mr, uint64_t *key,
+		 uint64_t *raddr)
+{
+	uint64_t mode = b->info->domain_attr->mr_mode;
+	int ret;
+
+	ret = fi_mr_reg(b->domain, buf, len, access, 0, requested_key, 0, mr, NULL);
+	if (ret) {
+		fprintf(stderr, "%s: fi_mr_reg of %zu bytes (key %#" PRIx64 "): %s\n",
+			b->prog, len, requested_key, fi_strerror(-ret));
+		return ret;
+	}
+	*key = fi_mr_key(*mr);
+	if (*key == FI_KEY_NOTAVAIL) {
+		fprintf(stderr, "%s: fi_mr_key: the provider has no key for a "
+			"%zu-byte region\n", b->prog, len);
+		fi_close(&(*mr)->fid);
+		*mr = NULL;
+		return -FI_ENOKEY;
+	}
+	*raddr = mode & FI_MR_VIRT_ADDR ? (uint64_t) (uintptr_t) buf : 0;
+	return 0;
+}
+
 /* ------------------------------------------------------------ data transfer */
 
 int bench_progress(struct bench *b)
@@ -662,8 +701,11 @@ int bench_progress(struct bench *b)
 	ssize_t n, i;
 
 	n = fi_cq_read(b->cq, comp, BENCH_CQ_BATCH);
-	if (n == -FI_EAGAIN)
+	if (n == -FI_EAGAIN) {
+		if (b->progress_hook)
+			b->progress_hook(b, b->progress_arg);
 		return 0;
+	}
 	if (n == -FI_EAVAIL) {
 		if (fi_cq_readerr(b->cq, &err, 0) < 0) {
 			bench_perror(b, "fi_cq_readerr", -FI_EOTHER);
@@ -687,6 +729,8 @@ int bench_progress(struct bench *b)
 		if (comp[i].op_context)
 			((struct bench_ctx *) comp[i].op_context)->busy = false;
 	}
+	if (b->progress_hook)
+		b->progress_hook(b, b->progress_arg);
 	return (int) n;
 }
 
@@ -754,25 +798,55 @@ int bench_wait_ctx(struct bench *b, const struct bench_ctx *ctx)
 	return 0;
 }
 
-/* The four posts differ only in the call; the retrying is the same. */
-static ssize_t bench_post_once(struct bench *b, bool send, bool tagged, void *buf,
-			       size_t len, uint64_t tag, struct bench_ctx *ctx)
+/* What one post does; every kind is retried the same way. */
+struct bench_post_args {
+	enum { BENCH_SEND, BENCH_RECV, BENCH_WRITE } op;
+	bool tagged;
+	void *buf;
+	size_t len;
+	uint64_t tag;
+	uint64_t raddr;		/* BENCH_WRITE */
+	uint64_t key;		/* BENCH_WRITE */
+};
+
+static const char *bench_post_name(const struct bench_post_args *a)
 {
-	if (send)
-		return tagged ? fi_tsend(b->ep, buf, len, NULL, b->peer, tag, ctx) :
-				fi_send(b->ep, buf, len, NULL, b->peer, ctx);
-	return tagged ? fi_trecv(b->ep, buf, len, NULL, b->peer, tag, 0, ctx) :
-			fi_recv(b->ep, buf, len, NULL, b->peer, ctx);
+	switch (a->op) {
+	case BENCH_SEND:
+		return a->tagged ? "fi_tsend" : "fi_send";
+	case BENCH_RECV:
+		return a->tagged ? "fi_trecv" : "fi_recv";
+	default:
+		return "fi_write";
+	}
 }
 
-static int bench_post(struct bench *b, bool send, bool tagged, void *buf,
-		      size_t len, uint64_t tag, struct bench_ctx *ctx)
+static ssize_t bench_post_once(struct bench *b, const struct bench_post_args *a,
+			       struct bench_ctx *ctx)
+{
+	switch (a->op) {
+	case BENCH_SEND:
+		return a->tagged ?
+		       fi_tsend(b->ep, a->buf, a->len, NULL, b->peer, a->tag, ctx) :
+		       fi_send(b->ep, a->buf, a->len, NULL, b->peer, ctx);
+	case BENCH_RECV:
+		return a->tagged ?
+		       fi_trecv(b->ep, a->buf, a->len, NULL, b->peer, a->tag, 0, ctx) :
+		       fi_recv(b->ep, a->buf, a->len, NULL, b->peer, ctx);
+	default:
+		return fi_write(b->ep, a->buf, a->len, NULL, b->peer, a->raddr,
+				a->key, ctx);
+	}
+}
+
+static int bench_post(struct bench *b, const struct bench_post_args *a,
+		      struct bench_ctx *ctx)
 {
 	struct bench_watch watch = { 0 };
 	ssize_t ret;
 
 	for (;;) {
-		ret = bench_post_once(b, send, tagged, buf, len, tag, ctx);
+		ret = bench_post_once(b, a, ctx);
 		if (ret != -FI_EAGAIN)
 			break;
 		/* The provider's queue is full: completions free it. */
@@ -780,15 +854,14 @@ static int bench_post(struct bench *b, bool send, bool tagged, void *buf,
 		if (ret < 0)
 			return (int) ret;
 		if (bench_stalled(&watch, (int) ret)) {
-			fprintf(stderr, "%s: the provider refused a %s for %d s "
-				"(-FI_EAGAIN)\n", b->prog, send ? "send" : "receive",
+			fprintf(stderr, "%s: the provider refused %s for %d s "
+				"(-FI_EAGAIN)\n", b->prog, bench_post_name(a),
 				BENCH_WAIT_LIMIT_SEC);
 			return -FI_ETIMEDOUT;
 		}
 	}
 	if (ret) {
-		bench_perror(b, send ? (tagged ? "fi_tsend" : "fi_send") :
-				       (tagged ? "fi_trecv" : "fi_recv"), (int) ret);
+		bench_perror(b, bench_post_name(a), (int) ret);
 		return (int) ret;
 	}
 	ctx->busy = true;
@@ -799,11 +872,26 @@ int bench_post_send(struct bench *b, bool tagged, const void *buf, size_t len,
 		    uint64_t tag, struct bench_ctx *ctx)
 {
 	/* One path posts sends and receives; fi_send only reads buf. */
-	return bench_post(b, true, tagged, (void *) buf, len, tag, ctx);
+	struct bench_post_args a = { .op = BENCH_SEND, .tagged = tagged,
+				     .buf = (void *) buf, .len = len, .tag = tag };
+
+	return bench_post(b, &a, ctx);
 }
 
 int bench_post_recv(struct bench *b, bool tagged, void *buf, size_t len,
 		    uint64_t tag, struct bench_ctx *ctx)
 {
-	return bench_post(b, false, tagged, buf, len, tag, ctx);
+	struct bench_post_args a = { .op = BENCH_RECV, .tagged = tagged,
+				     .buf = buf, .len = len, .tag = tag };
+
+	return bench_post(b, &a, ctx);
+}
+
+int bench_post_write(struct bench *b, const void *buf, size_t len,
+		     uint64_t raddr, uint64_t key, struct bench_ctx *ctx)
+{
+	struct bench_post_args a = { .op = BENCH_WRITE, .buf = (void *) buf,
+				     .len = len, .raddr = raddr, .key = key };
+
+	return bench_post(b, &a, ctx);
 }

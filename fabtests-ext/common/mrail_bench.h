@@ -44,6 +44,13 @@ struct bench_opts {
 	size_t sizes[BENCH_MAX_SIZES];
 	size_t nsizes;
 	size_t iters;		/* 0: the tool chooses per size */
+	/*
+	 * Set by a tool that does RMA (fi_mrail_bw -r): the endpoint is asked
+	 * for FI_RMA too, and the registration modes FI_MR_VIRT_ADDR,
+	 * FI_MR_ALLOCATED and FI_MR_PROV_KEY are accepted (bench_mr_reg
+	 * handles them); FI_MR_LOCAL is not, so no local buffer needs one.
+	 */
+	bool rma;
 };
 
 /*
@@ -72,6 +79,13 @@ struct bench {
 	/* Completions read so far, by direction. */
 	uint64_t tx_done;
 	uint64_t rx_done;
+	/*
+	 * When set, called after every CQ read, completions counted, also
+	 * when there were none: a tool's periodic report (fi_mrail_bw -i)
+	 * sees time pass while the harness busy-polls.
+	 */
+	void (*progress_hook)(struct bench *b, void *arg);
+	void *progress_arg;
 };
 
 /* ---- command line ---- */
@@ -143,6 +157,24 @@ int bench_post_send(struct bench *b, bool tagged, const void *buf, size_t len,
 		    uint64_t tag, struct bench_ctx *ctx);
 int bench_post_recv(struct bench *b, bool tagged, void *buf, size_t len,
 		    uint64_t tag, struct bench_ctx *ctx);
+/*
+ * fi_write of len bytes from buf (no descriptor: FI_MR_LOCAL is never
+ * accepted) to the peer's raddr under key, retrying -FI_EAGAIN.
+ */
+int bench_post_write(struct bench *b, const void *buf, size_t len,
+		     uint64_t raddr, uint64_t key, struct bench_ctx *ctx);
+
+/* ---- memory registration (bench_opts.rma) ---- */
+
+/*
+ * Registers buf for access (FI_WRITE, FI_REMOTE_WRITE ...) with the
+ * requested key, and tells what a peer must use to reach it: *key (the
+ * provider's under FI_MR_PROV_KEY) and *raddr, the remote address of buf's
+ * first byte (its virtual address under FI_MR_VIRT_ADDR, else 0).
+ */
+int bench_mr_reg(struct bench *b, void *buf, size_t len, uint64_t access,
+		 uint64_t requested_key, struct fid_mr **mr, uint64_t *key,
+		 uint64_t *raddr);
 
 /* ---- control connection ---- */
 

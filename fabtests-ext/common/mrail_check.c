@@ -48,3 +48,27 @@ void check_what(bool ok, const char *what, const char *fmt, ...)
 	       detail);
 	fflush(stdout);
 }
+
+uint8_t check_pattern_byte(uint64_t seed, size_t i)
+{
+	return (uint8_t) (seed * 131 + i * 7 + (i >> 8) + 1);
+}
+
+void check_pattern_fill(uint8_t *p, size_t len, uint64_t seed)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		p[i] = check_pattern_byte(seed, i);
+}
+
+size_t check_pattern_mismatch(const uint8_t *p, size_t len, uint64_t seed)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++) {
+		if (p[i] != check_pattern_byte(seed, i))
+			return i;
+	}
+	return len;
+}

@@ -9,6 +9,8 @@
 #define MRAIL_CHECK_H
 
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 
 extern int check_count;
 extern int check_failures;
@@ -20,5 +22,15 @@ void check(bool ok, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* A check with a fixed name and, where fmt is not NULL, a detail: printed
  * as "what: detail". */
 void check_what(bool ok, const char *what, const char *fmt, ...);
+
+/*
+ * Test data: byte i of the pattern of seed, so that every buffer of a test
+ * can hold bytes no other buffer holds. check_pattern_fill writes it,
+ * check_pattern_mismatch returns the first index where p differs from it
+ * (len when none does).
+ */
+uint8_t check_pattern_byte(uint64_t seed, size_t i);
+void check_pattern_fill(uint8_t *p, size_t len, uint64_t seed);
+size_t check_pattern_mismatch(const uint8_t *p, size_t len, uint64_t seed);
 
 #endif /* MRAIL_CHECK_H */

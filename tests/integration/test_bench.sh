@@ -5,7 +5,8 @@
 # line per size, with a half round trip and a bandwidth above zero. A size
 # above the provider's max_msg_size must be reported, measured or skipped.
 # The text and csv outputs parse too, and two sides started with different
-# options refuse to run. Correctness only: no figure is compared with
+# options refuse to run. RMA writes (-r) run and have their data checked by
+# the server; -i prints interval lines. Correctness only: no figure is compared with
 # anything (ci/bench measures).
 #
 # Needs MRAIL_BUILD; MRAIL_PRELOAD is preloaded into programs that load mrail.
@@ -119,6 +120,38 @@ run_check "pingpong, tagged, 2 rails, 64 KiB measured or skipped" "$pp_tool" mea
 run_check "bw, messages, 2 rails" "$bw_tool" gbit_per_s 8,16384 -n 200 -W 16 -w 4
 run_check "bw, tagged, 2 rails, 1 MiB measured or skipped" "$bw_tool" gbit_per_s \
 	16384,1048576 -T -n 40 -W 8 -w 2
+
+# RMA writes (-r): the server checks every slot written, so a run that
+# passes moved the data; an odd size and one above the inline limit.
+run_check "bw, RMA writes, 2 rails, data checked" "$bw_tool" gbit_per_s \
+	12345,1048576 -r -n 40 -W 8 -w 2
+if [ $srv -eq 0 ] && [ $cli -eq 0 ] &&
+   [ "$(grep -c '^RESULT .*mode=write .*status=ok data=checked' "$logs/bw__RMA_writes__2_rails__data_checked.client")" -eq 2 ]; then
+	pass "bw -r reports mode=write and data=checked for both sizes"
+else
+	fail "bw -r report" "$(what_happened bw__RMA_writes__2_rails__data_checked)"
+fi
+
+# -i: interval lines "T_MS GBIT" after a "#" line with the start time.
+pair bw_interval "$bw_tool" -T -S 1m -n 300 -W 16 -w 2 -i 50 -I "$logs/ticks" -o kv
+if [ $cli -eq 0 ] && [ $srv -eq 0 ] && awk '
+	NR == 1 { ok = /^# fi_mrail_bw mrail tagged size=1048576 interval_ms=50 start_realtime=[0-9.]+$/; next }
+	NF != 2 || $1 !~ /^[0-9.]+$/ || $2 !~ /^[0-9.]+$/ || $1 + 0 <= last { ok = 0 }
+	{ last = $1 + 0; n++ }
+	END { exit !(ok && n >= 2) }' "$logs/ticks"; then
+	pass "bw -i: $(($(wc -l <"$logs/ticks") - 1)) interval lines in time order"
+else
+	fail "bw -i" "server exit $srv, client exit $cli: $(head -3 "$logs/ticks" 2>/dev/null | paste -sd ';' -); $(what_happened bw_interval)"
+fi
+
+# Writes are not tagged: a clear refusal, before any connection.
+if "$bw_tool" -r -T 198.18.1.1 2>"$logs/rT.err"; then
+	fail "bw -r -T" "accepted"
+elif grep -q 'not tagged' "$logs/rT.err"; then
+	pass "bw -r -T refused: $(head -1 "$logs/rT.err")"
+else
+	fail "bw -r -T" "$(head -2 "$logs/rT.err" | paste -sd ';' -)"
+fi
 
 # The text line ci/main-job reads, and csv with a row per size under a header.
 pair bw_text "$bw_tool" -S 16k -n 100

@@ -469,3 +469,83 @@ Test(adaptive, bad_inputs_are_refused_and_change_nothing)
 	cr_expect_eq(shares[0], 0.5);
 	cr_expect_eq(shares[1], 0.5);
 }
+
+/* Plans count short transfers (one 16 KiB stripe each, minimum 16 KiB) and
+ * counts them per rail; checks each is whole on one rail. */
+static void plan_short(struct mrail_adaptive *ad, int count, int per_rail[MRAIL_MAX_RAILS])
+{
+	for (int i = 0; i < count; i++) {
+		cr_assert_eq(mrail_adaptive_plan(ad, 16 * KIB, 16 * KIB, 4096, out), 1);
+		cr_assert_eq(out[0].offset, 0);
+		cr_assert_eq(out[0].len, 16 * KIB);
+		per_rail[out[0].rail]++;
+	}
+}
+
+/* A stream of transfers too short for two stripes uses every rail by its
+ * share, interleaved, instead of all going to the heaviest rail. */
+Test(adaptive, short_transfers_take_turns_by_share)
+{
+	struct mrail_rail_sample s[2] = {
+		{ .bytes = 4 * MIB, .seconds = 1.0 },
+		{ .bytes = MIB, .seconds = 1.0 },
+	};
+	struct mrail_adaptive ad;
+	int per_rail[MRAIL_MAX_RAILS] = { 0 };
+
+	cr_assert_eq(mrail_adaptive_init(&ad, 2, 0.0), 0);
+	/* Equal shares: strictly alternating. */
+	for (int i = 0; i < 6; i++) {
+		cr_assert_eq(mrail_adaptive_plan(&ad, 16 * KIB, 16 * KIB, 4096, out), 1);
+		cr_expect_eq(out[0].rail, (uint8_t) (i % 2), "transfer %d on rail %u",
+			     i, out[0].rail);
+	}
+	/* 4:1 measured: 80 and 20 of 100. */
+	cr_assert_eq(mrail_adaptive_update(&ad, s, 2), 0);
+	plan_short(&ad, 100, per_rail);
+	cr_expect_eq(per_rail[0], 80);
+	cr_expect_eq(per_rail[1], 20);
+}
+
+/* A rail far slower than the best takes no whole short transfer, nor a
+ * longer one that its share would leave too short a stripe. */
+Test(adaptive, short_transfers_avoid_a_crawling_rail)
+{
+	struct mrail_rail_sample s[2] = {
+		{ .bytes = 32 * MIB, .seconds = 1.0 },
+		{ .bytes = MIB, .seconds = 1.0 },
+	};
+	struct mrail_adaptive ad;
+	int per_rail[MRAIL_MAX_RAILS] = { 0 };
+
+	cr_assert_eq(mrail_adaptive_init(&ad, 2, 0.0), 0);
+	cr_assert_eq(mrail_adaptive_update(&ad, s, 2), 0);
+	/* Rail 1's 1/33 of 32 KiB is too short: rail 0 takes it all. */
+	cr_assert_eq(mrail_adaptive_plan(&ad, 32 * KIB, 16 * KIB, 4096, out), 1);
+	expect_stripe(0, 0, 0, 32 * KIB);
+	plan_short(&ad, 50, per_rail);
+	cr_expect_eq(per_rail[0], 50);
+	cr_expect_eq(per_rail[1], 0);
+}
+
+/* 32 KiB over shares just off even: the aligned split would give one rail
+ * 12 KiB, below the minimum, so the transfer goes whole on one rail, and a
+ * stream of them still alternates rather than all taking the heavier. */
+Test(adaptive, nearly_even_32k_transfers_alternate)
+{
+	struct mrail_rail_sample s[2] = {
+		{ .bytes = 100 * MIB, .seconds = 1.0 },
+		{ .bytes = 104 * MIB, .seconds = 1.0 },
+	};
+	struct mrail_adaptive ad;
+	int per_rail[MRAIL_MAX_RAILS] = { 0 };
+
+	cr_assert_eq(mrail_adaptive_init(&ad, 2, 0.0), 0);
+	cr_assert_eq(mrail_adaptive_update(&ad, s, 2), 0);
+	for (int i = 0; i < 100; i++) {
+		cr_assert_eq(mrail_adaptive_plan(&ad, 32 * KIB, 16 * KIB, 4096, out), 1);
+		per_rail[out[0].rail]++;
+	}
+	cr_expect(per_rail[0] >= 48 && per_rail[0] <= 50, "rail 0 took %d", per_rail[0]);
+	cr_expect_eq(per_rail[0] + per_rail[1], 100);
+}

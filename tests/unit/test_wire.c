@@ -1647,3 +1647,24 @@ Test(wire_credit, which_ops_spend_credits)
 	cr_assert_not(mrail_wire_needs_credit(msg, MRAIL_WIRE_HDR_LEN - 1),
 		      "a message shorter than a header spends nothing");
 }
+
+Test(wire_probe, empty_unnumbered_and_spends_no_credit)
+{
+	struct test_msg m;
+
+	raw_valid_msg(&m, MRAIL_OP_PROBE, 0, 0);
+	assert_raw_round_trip(&m, &test_limits);
+	cr_assert_not(mrail_wire_needs_credit(m.bytes, m.len));
+	raw_valid_msg(&m, MRAIL_OP_PROBE, 0, 8);
+	assert_msg_refused(&m, &test_limits, -EINVAL,
+			   "PROBE payload of 8 bytes, expected none");
+	raw_valid_msg(&m, MRAIL_OP_PROBE, 0, 0);
+	m.bytes[8] = 1;
+	assert_msg_refused(&m, &test_limits, -EINVAL, "PROBE carries seq 1");
+	raw_valid_msg(&m, MRAIL_OP_PROBE, 0, 0);
+	m.bytes[32] = 1;
+	assert_msg_refused(&m, &test_limits, -EINVAL, "PROBE carries req_id 1");
+	raw_valid_msg(&m, MRAIL_OP_PROBE, 0, 0);
+	m.bytes[2] = MRAIL_WIRE_F_TAGGED;
+	assert_msg_refused(&m, &test_limits, -EINVAL, "not allowed for PROBE");
+}

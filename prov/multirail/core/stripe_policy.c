@@ -183,6 +183,28 @@ static int plan_probe(uint64_t len, size_t rail_count, const uint32_t *weights,
 	return n + 1;
 }
 
+/* The rail of a short transfer (see stripe_policy.h): smooth weighted
+ * round-robin over the shares of the rails not too slow for one. */
+static uint8_t short_transfer_rail(struct mrail_adaptive *ad)
+{
+	double top = 0.0, total = 0.0;
+	size_t i, best = ad->rail_count;
+
+	for (i = 0; i < ad->rail_count; i++)
+		if (ad->share[i] > top)
+			top = ad->share[i];
+	for (i = 0; i < ad->rail_count; i++) {
+		if (ad->share[i] * MRAIL_ADAPTIVE_SHORT_RATIO < top)
+			continue;
+		ad->credit[i] += ad->share[i];
+		total += ad->share[i];
+		if (best == ad->rail_count || ad->credit[i] > ad->credit[best])
+			best = i;
+	}
+	ad->credit[best] -= total;
+	return (uint8_t) best;
+}
+
 int mrail_adaptive_plan(struct mrail_adaptive *ad, uint64_t len,
 			uint64_t min_stripe, uint64_t align,
 			struct mrail_stripe out[MRAIL_MAX_RAILS])
@@ -197,6 +219,8 @@ int mrail_adaptive_plan(struct mrail_adaptive *ad, uint64_t len,
 				  out);
 	if (n <= 0)
 		return n;
+	if (n == 1)
+		out[0].rail = short_transfer_rail(ad);
 	for (i = 0; i < n; i++)
 		used |= 1u << out[i].rail;
 	probe = probe_due(ad, used);

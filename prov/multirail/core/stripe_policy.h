@@ -72,8 +72,20 @@ int mrail_stripe_weighted(uint64_t len, size_t rail_count, const uint32_t *weigh
  * row a probe stripe of min_stripe bytes (rounded up to align) in the next
  * plan long enough to hold it beside the others, so a rail that became fast
  * again is seen and its share grows back.
+ *
+ * Short transfers: one that the minimum stripe leaves on a single rail
+ * (too short to split by the shares: 16 KiB with a 16 KiB minimum, or
+ * 32 KiB whose shares are not exactly even once aligned) goes whole on one
+ * rail. Always the heaviest rail would leave the others idle under a
+ * stream of such transfers (and would never learn otherwise, as a one-rail
+ * transfer measures nothing), so the rail is picked by smooth weighted
+ * round-robin over the shares: each rail carries its share of them,
+ * interleaved. A rail whose share is below 1/MRAIL_ADAPTIVE_SHORT_RATIO of
+ * the largest takes none: a whole transfer on it would take longer than
+ * that many on the fastest.
  */
 #define MRAIL_ADAPTIVE_PROBE_EVERY 8
+#define MRAIL_ADAPTIVE_SHORT_RATIO 16
 
 /* FI_MRAIL_ADAPTIVE_ALPHA when unset: each transfer moves the shares half
  * way to what it measured, so a 4:1 pair of rails is within 5% of the best
@@ -89,6 +101,8 @@ struct mrail_adaptive {
 	double share[MRAIL_MAX_RAILS];
 	/* Plans in a row that gave the rail nothing (re-probing). */
 	uint32_t left_out[MRAIL_MAX_RAILS];
+	/* Smooth weighted round-robin credit of short transfers. */
+	double credit[MRAIL_MAX_RAILS];
 };
 
 /* One rail's part of a finished transfer, as the caller measured it. */
@@ -107,7 +121,8 @@ int mrail_adaptive_init(struct mrail_adaptive *ad, size_t rail_count, double alp
 /*
  * Splits the next transfer by the current shares, exactly as
  * mrail_stripe_weighted does with them (same rules, same -EINVAL cases),
- * plus the re-probe described above: the probed rail's stripe comes last.
+ * plus the re-probe described above: the probed rail's stripe comes last,
+ * and the round-robin of short transfers.
  */
 int mrail_adaptive_plan(struct mrail_adaptive *ad, uint64_t len,
 			uint64_t min_stripe, uint64_t align,

@@ -159,6 +159,7 @@ static const struct wire_op_rules wire_ops[] = {
 	[MRAIL_OP_ATOMIC_RESP] = { .name = "ATOMIC_RESP", .needs_req_id = true },
 	[MRAIL_OP_CREDIT] = { .name = "CREDIT" },
 	[MRAIL_OP_RSV] = { .name = "RSV" },
+	[MRAIL_OP_PROBE] = { .name = "PROBE" },
 };
 
 static const struct wire_op_rules *rules_for_op(unsigned op)
@@ -202,8 +203,8 @@ static int check_op_and_flags(const struct wire_err *err,
 		return wire_refuse(err, -EINVAL,
 			"unknown op %u (expected %d..%d: EAGER, RTS, ACK, "
 			"HELLO, WRITE, READ_REQ, READ_RESP, ATOMIC, "
-			"ATOMIC_RESP or CREDIT)", hdr->op, MRAIL_OP_EAGER,
-			MRAIL_OP_CREDIT);
+			"ATOMIC_RESP, CREDIT or RSV, or %d: PROBE)", hdr->op,
+			MRAIL_OP_EAGER, MRAIL_OP_RSV, MRAIL_OP_PROBE);
 	stray = hdr->flags & ~(unsigned) (*rules)->flags;
 	if (stray)
 		return wire_refuse(err, -EINVAL,
@@ -305,6 +306,12 @@ static int check_payload_shape(const struct wire_err *err,
 			return wire_refuse(err, -EINVAL,
 				"CREDIT payload of %" PRIu32 " bytes, expected %d",
 				len, MRAIL_WIRE_CREDIT_LEN);
+		return 0;
+	case MRAIL_OP_PROBE:
+		if (len)
+			return wire_refuse(err, -EINVAL,
+				"PROBE payload of %" PRIu32 " bytes, expected none",
+				len);
 		return 0;
 	case MRAIL_OP_ATOMIC:
 		if (len < MRAIL_WIRE_ATOMIC_LEN)

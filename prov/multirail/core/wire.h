@@ -112,6 +112,8 @@ enum mrail_wire_op {
 	MRAIL_OP_ATOMIC_RESP = 9,	/* its outcome, and the fetched values */
 	MRAIL_OP_CREDIT = 10,	/* flow control: the sender may send more */
 	MRAIL_OP_RSV = 11,	/* rail reservation control (core/reserve.h) */
+	/* 12 is taken by the collective protocol. */
+	MRAIL_OP_PROBE = 13,	/* liveness: no payload, nothing to answer */
 };
 
 #define MRAIL_WIRE_F_TAGGED	0x01	/* EAGER, RTS: tag is meaningful */

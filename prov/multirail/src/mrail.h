@@ -19,6 +19,7 @@
 #include <rdma/fi_errno.h>
 #include <rdma/fi_rma.h>
 #include <rdma/fi_tagged.h>
+#include <rdma/fi_trigger.h>
 #include <rdma/providers/fi_log.h>
 #include <rdma/providers/fi_prov.h>
 #include <rdma/fi_ext_mrail.h>
@@ -32,6 +33,8 @@
 #include "rail_config.h"
 #include "stripe.h"
 #include "stripe_policy.h"
+#include "trigger.h"
+#include "liveness.h"
 
 #if MRAIL_MAX_RAILS != FI_MRAIL_MAX_RAILS
 #error "core/mrail_limits.h and include/rdma/fi_ext_mrail.h disagree on the rail limit"
@@ -54,6 +57,7 @@ struct fi_provider *fi_prov_ini(void);
 struct mrail_env {
 	char *rails;		/* FI_MRAIL_RAILS, NULL: discover */
 	int private_core;	/* FI_MRAIL_PRIVATE_CORE */
+	int progress_rt;	/* FI_MRAIL_PROGRESS_RT: 0, or a SCHED_FIFO priority */
 	/* Rail policies (mrail_policy.c), as given; NULL: unset. Parsed
 	 * and checked by fi_getinfo, which fails on a bad value. */
 	char *policy;		/* FI_MRAIL_POLICY */
@@ -63,6 +67,7 @@ struct mrail_env {
 	char *adaptive_alpha;	/* FI_MRAIL_ADAPTIVE_ALPHA */
 	char *min_stripe;	/* FI_MRAIL_MIN_STRIPE */
 	char *stripe_ratio;	/* FI_MRAIL_STRIPE_RATIO */
+	char *peer_timeout;	/* FI_MRAIL_PEER_TIMEOUT, checked by getinfo */
 	char *hybrid_threshold;	/* FI_MRAIL_HYBRID_THRESHOLD */
 };
 extern struct mrail_env mrail_env;
@@ -151,6 +156,13 @@ struct mrail_domain {
 	bool progress_auto;
 	struct mrail_progress *progress;	/* the thread, or NULL */
 	struct mrail_ep *eps;		/* enabled endpoints (dom_prev/next) */
+	/* Triggered operations and deferred work (mrail_trigger.c): every
+	 * one not completed yet, by its address and by the application's
+	 * context; those whose counter reached the threshold, in the order
+	 * to issue them; and whether a thread is issuing them now. */
+	struct mrail_trig_work *trig_live, *trig_by_context;
+	struct mrail_trig_op *trig_ready;
+	bool trig_firing;
 };
 
 /* One peer in an AV: its address and where each rail's AV put it. */
@@ -421,6 +433,11 @@ struct mrail_ep {
 	/* FI_PROGRESS_AUTO: rails whose CQ has no fd (ofi_rxd's), polled. */
 	bool rail_cq_polled[MRAIL_MAX_RAILS];
 	struct mrail_policy policy;	/* mrail_policy.c */
+	/* Peer liveness (mrail_liveness.c): per peer fi_addr, and when to
+	 * look at the peers next; timeout 0 turns it off. */
+	struct mrail_live_peer *live;
+	uint64_t live_timeout_ns;
+	uint64_t live_next_check_ns;
 	struct mrail_rsv_ep *rsv;	/* rail reservations (mrail_reserve.c), or NULL */
 };
 
@@ -721,6 +738,52 @@ int mrail_cntr_attach_ep(struct mrail_cntr *cntr, struct mrail_ep *ep);
 void mrail_cntr_detach_ep(struct mrail_cntr *cntr, struct mrail_ep *ep);
 /* fi_trywait on one counter: 0 or -FI_EAGAIN (or -FI_EINVAL). */
 int mrail_cntr_trywait(struct fid *fid);
+struct mrail_domain *mrail_cntr_domain(const struct mrail_cntr *cntr);
+/*
+ * Triggers (lock held). Arms op on the counter's FI_TRIGGER queue (the
+ * count) or, with_errors, its deferred-work queue (count + error count).
+ * Returns 0 when it waits, 1 when the threshold is already reached (op is
+ * then on domain->trig_ready), or a negative error. Whenever the counter
+ * moves, ops that reach their threshold move to domain->trig_ready.
+ * disarm takes a waiting op off again: 0, or -FI_ENOENT.
+ */
+int mrail_cntr_arm(struct mrail_cntr *cntr, struct mrail_trig_op *op,
+		   uint64_t threshold, bool with_errors);
+int mrail_cntr_disarm(struct mrail_cntr *cntr, struct mrail_trig_op *op,
+		      bool with_errors);
+
+/*
+ * Triggered operations and deferred work (mrail_trigger.c).
+ */
+struct mrail_trig_work;
+/* fi_*msg with FI_TRIGGER: copies the operation (msg is the fi_msg,
+ * fi_msg_tagged, fi_msg_rma or fi_msg_atomic of type; fetch and compare
+ * for the fetch and compare atomics) and arms it. Lock not held. */
+ssize_t mrail_trigger_post(struct mrail_ep *ep, enum fi_op_type type,
+			   const void *msg, const struct fi_msg_fetch *fetch,
+			   const struct fi_msg_compare *compare, uint64_t flags);
+int mrail_trigger_copy_op(struct mrail_trig_work *work, const void *msg,
+			  const struct fi_msg_fetch *fetch,
+			  const struct fi_msg_compare *compare);
+/* Issues the operations whose threshold was reached, in order. Caller
+ * holds the lock, which is released while each one is issued. */
+void mrail_trigger_fire(struct mrail_domain *domain);
+/* A completion of an issued triggered operation becomes the application's
+ * (returns true), or is not one (false). Lock held. */
+bool mrail_trigger_complete(struct mrail_ep *ep, const struct mrail_cq_entry *entry,
+			    bool report);
+/* fi_cancel of a triggered operation (lock held): 0 or -FI_ENOENT. */
+ssize_t mrail_trigger_cancel(struct mrail_ep *ep, void *context);
+/* The endpoint closes: its triggered work is dropped (lock held). */
+void mrail_trigger_ep_close(struct mrail_ep *ep);
+/* fi_control FI_QUEUE_WORK, FI_CANCEL_WORK, FI_FLUSH_WORK on the domain
+ * (takes the lock); -FI_ENOSYS for other commands. */
+int mrail_trigger_domain_control(struct mrail_domain *domain, int command, void *arg);
+/* FI_MRAIL_PEER_TIMEOUT in ns (default when unset); else a warning naming
+ * it and -FI_ENODATA. */
+int mrail_liveness_env(uint64_t *timeout_ns);
+/* The mrail endpoint behind fid, or NULL. */
+struct mrail_ep *mrail_ep_from_fid(struct fid *fid);
 
 /* CQ wait objects (the rest of the CQ is declared above). */
 struct mrail_cq *mrail_cq_from_fid(struct fid *fid);

@@ -500,6 +500,9 @@ static ssize_t mrail_atomic_writemsg(struct fid_ep *ep_fid,
 	struct atomic_args a = { .kind = MRAIL_ATOMIC_PLAIN };
 	ssize_t ret;
 
+	if (flags & FI_TRIGGER)
+		return mrail_trigger_post(EP(ep_fid), FI_OP_ATOMIC, msg, NULL, NULL,
+					  flags);
 	ret = atomic_from_msg(&a, msg, flags);
 	if (ret)
 		return ret;
@@ -571,6 +574,11 @@ static ssize_t mrail_atomic_readwritemsg(struct fid_ep *ep_fid,
 	};
 	ssize_t ret;
 
+	if (flags & FI_TRIGGER)
+		return mrail_trigger_post(EP(ep_fid), FI_OP_FETCH_ATOMIC, msg,
+					  &(struct fi_msg_fetch) {
+						.msg_iov = resultv, .desc = result_desc,
+						.iov_count = result_count }, NULL, flags);
 	ret = atomic_from_msg(&a, msg, flags);
 	if (ret)
 		return ret;
@@ -638,6 +646,14 @@ static ssize_t mrail_atomic_compwritemsg(struct fid_ep *ep_fid,
 	};
 	ssize_t ret;
 
+	if (flags & FI_TRIGGER)
+		return mrail_trigger_post(EP(ep_fid), FI_OP_COMPARE_ATOMIC, msg,
+					  &(struct fi_msg_fetch) {
+						.msg_iov = resultv, .desc = result_desc,
+						.iov_count = result_count },
+					  &(struct fi_msg_compare) {
+						.msg_iov = comparev, .desc = compare_desc,
+						.iov_count = compare_count }, flags);
 	ret = atomic_from_msg(&a, msg, flags);
 	if (ret)
 		return ret;

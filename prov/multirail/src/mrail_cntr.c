@@ -3,17 +3,23 @@
  * The data path bumps them (mrail_cntr_inc, mrail_cntr_inc_err) as
  * operations on the endpoints bound to the counter complete, once per user
  * operation (mrail_user_complete); with manual progress, reading or
- * waiting on the counter drives those endpoints.
+ * waiting on the counter drives those endpoints (a counter bound to none
+ * drives every endpoint of the domain: deferred work of any of them may
+ * count on it). Every move of a counter may make operations armed on it
+ * (FI_TRIGGER, deferred work: mrail_trigger.c) ready; reads, waits and
+ * fi_cntr_add/set issue them.
  *
  * fi_cntr_wait sleeps, never spins: with endpoints to progress (and manual
  * progress) it naps between progress rounds, otherwise it sleeps on the
  * counter's condition variable until a change (an increment of the progress
- * thread, fi_cntr_add from another thread) wakes it. With FI_WAIT_FD, every change makes an eventfd readable until
- * the application reads the counter.
+ * thread, fi_cntr_add from another thread) wakes it. With FI_WAIT_FD, every
+ * change makes an eventfd readable until the application reads the counter.
  */
 #include "mrail.h"
 
 #include <stdlib.h>
+
+#include <utlist.h>
 
 struct mrail_cntr {
 	struct fid_cntr cntr_fid;
@@ -23,6 +29,9 @@ struct mrail_cntr {
 	struct mrail_wait wait;		/* cond on domain->lock */
 	struct mrail_ep *eps[MRAIL_CNTR_MAX_EPS];
 	size_t ep_count;
+	/* Operations armed on this counter (mrail_trigger.c): FI_TRIGGER
+	 * ones wait for the count, deferred work for count + errors. */
+	struct mrail_trig_queue trig_ops, deferred;
 };
 
 static struct fi_ops mrail_cntr_fi_ops;
@@ -35,29 +44,92 @@ struct mrail_cntr *mrail_cntr_from_fid(struct fid *fid)
 	return container_of(fid, struct mrail_cntr, cntr_fid.fid);
 }
 
-/* With FI_PROGRESS_AUTO the progress thread alone drives the endpoints:
- * a read shows what it has counted, a wait sleeps until it counts more. */
+struct mrail_domain *mrail_cntr_domain(const struct mrail_cntr *cntr)
+{
+	return cntr->domain;
+}
+
+/*
+ * Whether this counter moves only when someone progresses: with manual
+ * progress, the endpoints bound to it; a counter bound to none (one that
+ * triggered operations, deferred work or the application move) may still
+ * be counted by deferred work of any endpoint of the domain.
+ */
+static bool cntr_needs_progress(const struct mrail_cntr *cntr)
+{
+	return !cntr->domain->progress_auto && (cntr->ep_count || cntr->domain->eps);
+}
+
+/*
+ * With FI_PROGRESS_AUTO the progress thread alone drives the endpoints:
+ * a read shows what it has counted, a wait sleeps until it counts more.
+ * Either way triggered operations that are ready are issued here (which
+ * releases the lock for a moment).
+ */
 static void cntr_progress(struct mrail_cntr *cntr)
 {
+	struct mrail_ep *ep;
 	size_t i;
 
-	if (cntr->domain->progress_auto)
-		return;
+	if (!cntr->domain->progress_auto) {
+		for (i = 0; i < cntr->ep_count; i++)
+			mrail_ep_progress(cntr->eps[i]);
+		if (!cntr->ep_count) {
+			DL_FOREACH2(cntr->domain->eps, ep, dom_next)
+				mrail_ep_progress(ep);
+		}
+	}
+	mrail_trigger_fire(cntr->domain);
+}
 
-	for (i = 0; i < cntr->ep_count; i++)
-		mrail_ep_progress(cntr->eps[i]);
+/* The counter moved: what it triggers becomes ready, waiters wake. */
+static void cntr_moved(struct mrail_cntr *cntr)
+{
+	struct mrail_domain *domain = cntr->domain;
+
+	if (cntr->trig_ops.pending)
+		mrail_trig_take_ready(&cntr->trig_ops, cntr->value, &domain->trig_ready);
+	else
+		mrail_trig_set_value(&cntr->trig_ops, cntr->value);
+	if (cntr->deferred.pending)
+		mrail_trig_take_ready(&cntr->deferred, cntr->value + cntr->err,
+				      &domain->trig_ready);
+	else
+		mrail_trig_set_value(&cntr->deferred, cntr->value + cntr->err);
+	mrail_wait_signal(&cntr->wait);
 }
 
 void mrail_cntr_inc(struct mrail_cntr *cntr)
 {
 	cntr->value++;
-	mrail_wait_signal(&cntr->wait);
+	cntr_moved(cntr);
 }
 
 void mrail_cntr_inc_err(struct mrail_cntr *cntr)
 {
 	cntr->err++;
-	mrail_wait_signal(&cntr->wait);
+	cntr_moved(cntr);
+}
+
+int mrail_cntr_arm(struct mrail_cntr *cntr, struct mrail_trig_op *op,
+		   uint64_t threshold, bool with_errors)
+{
+	struct mrail_trig_queue *q = with_errors ? &cntr->deferred : &cntr->trig_ops;
+	int ret = mrail_trig_arm(q, op, threshold);
+
+	if (ret < 0)
+		return -FI_EBUSY;
+	if (ret)
+		mrail_trig_take_ready(q, q->value, &cntr->domain->trig_ready);
+	return ret;
+}
+
+int mrail_cntr_disarm(struct mrail_cntr *cntr, struct mrail_trig_op *op,
+		      bool with_errors)
+{
+	struct mrail_trig_queue *q = with_errors ? &cntr->deferred : &cntr->trig_ops;
+
+	return mrail_trig_cancel(q, op) ? -FI_ENOENT : 0;
 }
 
 int mrail_cntr_attach_ep(struct mrail_cntr *cntr, struct mrail_ep *ep)
@@ -128,7 +200,8 @@ static int cntr_update(struct fid_cntr *cntr_fid, bool error_count, bool add,
 
 	pthread_mutex_lock(&cntr->domain->lock);
 	*target = add ? *target + value : value;
-	mrail_wait_signal(&cntr->wait);
+	cntr_moved(cntr);
+	mrail_trigger_fire(cntr->domain);
 	pthread_mutex_unlock(&cntr->domain->lock);
 	return 0;
 }
@@ -183,7 +256,7 @@ static int mrail_cntr_wait(struct fid_cntr *cntr_fid, uint64_t threshold, int ti
 			ret = -FI_ETIMEDOUT;
 			break;
 		}
-		if (cntr->ep_count && !cntr->domain->progress_auto) {
+		if (cntr_needs_progress(cntr)) {
 			/* Completions come only from progress: nap, then drive
 			 * the endpoints again. With FI_PROGRESS_AUTO the
 			 * progress thread's increments wake the sleep below. */
@@ -221,8 +294,7 @@ int mrail_cntr_trywait(struct fid *fid)
 		return -FI_EINVAL;
 	}
 	pthread_mutex_lock(&cntr->domain->lock);
-	if ((cntr->ep_count && !cntr->domain->progress_auto) ||
-	    cntr->wait.fd_signaled)
+	if (cntr_needs_progress(cntr) || cntr->wait.fd_signaled)
 		ret = -FI_EAGAIN;
 	pthread_mutex_unlock(&cntr->domain->lock);
 	return ret;
@@ -245,6 +317,14 @@ static int mrail_cntr_close(struct fid *fid)
 		pthread_mutex_unlock(&domain->lock);
 		MRAIL_WARN(FI_LOG_CNTR, "fi_close: %zu endpoints still use this "
 			   "counter; close them first\n", cntr->ep_count);
+		return -FI_EBUSY;
+	}
+	if (cntr->trig_ops.pending || cntr->deferred.pending) {
+		pthread_mutex_unlock(&domain->lock);
+		MRAIL_WARN(FI_LOG_CNTR, "fi_close: %zu triggered operations and "
+			   "%zu deferred work requests wait on this counter; cancel "
+			   "them (fi_cancel, FI_FLUSH_WORK) or close their endpoints "
+			   "first\n", cntr->trig_ops.pending, cntr->deferred.pending);
 		return -FI_EBUSY;
 	}
 	domain->refs--;
@@ -304,6 +384,8 @@ int mrail_cntr_open(struct fid_domain *domain_fid, struct fi_cntr_attr *attr,
 		goto err;
 	}
 	cntr->domain = domain;
+	mrail_trig_queue_init(&cntr->trig_ops, 0);
+	mrail_trig_queue_init(&cntr->deferred, 0);
 	cntr->cntr_fid.fid.fclass = FI_CLASS_CNTR;
 	cntr->cntr_fid.fid.context = context;
 	cntr->cntr_fid.fid.ops = &mrail_cntr_fi_ops;

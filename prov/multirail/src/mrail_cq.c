@@ -86,12 +86,15 @@ int mrail_cq_write(struct mrail_cq *cq, const struct mrail_cq_entry *entry)
 	return 0;
 }
 
+/* Progresses the endpoints, then issues the triggered operations that
+ * are ready (releasing the lock for a moment). */
 static void cq_progress(struct mrail_cq *cq)
 {
 	size_t i;
 
 	for (i = 0; i < cq->ep_count; i++)
 		mrail_ep_progress(cq->eps[i]);
+	mrail_trigger_fire(cq->domain);
 }
 
 static ssize_t cq_read_locked(struct mrail_cq *cq, void *buf, size_t count,

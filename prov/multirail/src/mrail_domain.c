@@ -187,11 +187,20 @@ static int mrail_domain_no_collective(struct fid_domain *domain,
 	return -FI_ENOSYS;
 }
 
+/* Deferred work queues (fi_trigger(3)); nothing else to control. */
+static int mrail_domain_control(struct fid *fid, int command, void *arg)
+{
+	struct mrail_domain *domain =
+		container_of(fid, struct mrail_domain, domain_fid.fid);
+
+	return mrail_trigger_domain_control(domain, command, arg);
+}
+
 static struct fi_ops mrail_domain_fi_ops = {
 	.size = sizeof(struct fi_ops),
 	.close = mrail_domain_close,
 	.bind = mrail_domain_bind,
-	.control = mrail_no_control,
+	.control = mrail_domain_control,
 	.ops_open = mrail_no_ops_open,
 };
 

@@ -4,6 +4,7 @@
  * hands what arrived to mrail_msg.c.
  */
 #include "mrail.h"
+#include "mrail_msg.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
@@ -14,6 +15,7 @@
 
 int mrail_ep_reserve_peer(struct mrail_ep *ep, fi_addr_t fi_addr)
 {
+	struct mrail_live_peer *live;
 	struct mrail_peer_rx *rx;
 	uint32_t *credits;
 	uint64_t *seq;
@@ -36,6 +38,11 @@ int mrail_ep_reserve_peer(struct mrail_ep *ep, fi_addr_t fi_addr)
 	if (!credits)
 		return -FI_ENOMEM;
 	ep->tx_credits = credits;
+	live = realloc(ep->live, cap * sizeof(*live));
+	if (!live)
+		return -FI_ENOMEM;
+	ep->live = live;
+	memset(live + ep->peer_cap, 0, (cap - ep->peer_cap) * sizeof(*live));
 	for (i = ep->peer_cap; i < cap; i++)
 		credits[i] = MRAIL_TX_CREDITS;
 	memset(seq + ep->peer_cap, 0, (cap - ep->peer_cap) * sizeof(*seq));
@@ -142,6 +149,7 @@ size_t mrail_ep_progress(struct mrail_ep *ep)
 	/* fi_av_insert may have named senders whose messages wait. */
 	if (ep->strangers && ep->stranger_generation != ep->av->key_generation)
 		mrail_msg_retry_strangers(ep);
+	mrail_liveness_progress(ep);
 	return done;
 }
 
@@ -531,7 +539,17 @@ static void ep_free(struct mrail_ep *ep)
 	free(ep->rx_peers);
 	free(ep->tx_seq);
 	free(ep->tx_credits);
+	free(ep->live);
 	free(ep);
+}
+
+static struct fi_ops mrail_ep_fi_ops;
+
+struct mrail_ep *mrail_ep_from_fid(struct fid *fid)
+{
+	if (!fid || fid->fclass != FI_CLASS_EP || fid->ops != &mrail_ep_fi_ops)
+		return NULL;
+	return container_of(fid, struct mrail_ep, ep_fid.fid);
 }
 
 static int mrail_ep_close(struct fid *fid)
@@ -543,6 +561,7 @@ static int mrail_ep_close(struct fid *fid)
 	/* Off the progress thread's list before its rails close. */
 	if (ep->enabled)
 		mrail_progress_remove_ep(domain, ep);
+	mrail_trigger_ep_close(ep);
 	ep_detach_cntrs(ep);
 	if (ep->tx_cq)
 		mrail_cq_detach_ep(ep->tx_cq, ep);
@@ -561,7 +580,9 @@ static ssize_t mrail_ep_cancel(fid_t fid, void *context)
 	ssize_t ret;
 
 	pthread_mutex_lock(&ep->domain->lock);
-	ret = mrail_msg_cancel(ep, context);
+	ret = mrail_trigger_cancel(ep, context);
+	if (ret == -FI_ENOENT)
+		ret = mrail_msg_cancel(ep, context);
 	pthread_mutex_unlock(&ep->domain->lock);
 	return ret;
 }
@@ -666,7 +687,9 @@ int mrail_ep_open(struct fid_domain *domain_fid, struct fi_info *info,
 		ep->src.rail_count = 0;
 	mrail_match_queue_init(&ep->msg_queue);
 	mrail_match_queue_init(&ep->tag_queue);
-	ret = mrail_policy_init(ep);
+	ret = mrail_liveness_env(&ep->live_timeout_ns);
+	if (!ret)
+		ret = mrail_policy_init(ep);
 	if (ret) {
 		free(ep);
 		return ret;

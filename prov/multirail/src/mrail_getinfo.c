@@ -27,7 +27,7 @@
 #define MRAIL_CAPS (FI_MSG | FI_TAGGED | FI_SEND | FI_RECV | FI_SOURCE | \
 		    FI_DIRECTED_RECV | FI_MULTI_RECV | FI_LOCAL_COMM | \
 		    FI_REMOTE_COMM | FI_RMA | FI_READ | FI_WRITE | FI_REMOTE_READ | \
-		    FI_REMOTE_WRITE | FI_ATOMIC | FI_RMA_EVENT)
+		    FI_REMOTE_WRITE | FI_ATOMIC | FI_RMA_EVENT | FI_TRIGGER)
 
 /* Set while this thread is inside mrail_getinfo: with the application's own
  * libfabric as corelib, discovery would otherwise reach mrail again. */
@@ -305,6 +305,9 @@ int mrail_getinfo(uint32_t version, const char *node, const char *service,
 	}
 	/* A bad FI_MRAIL_* policy variable fails like a bad FI_MRAIL_RAILS. */
 	ret = mrail_policy_env_check(&set);
+	if (ret)
+		goto out;
+	ret = mrail_liveness_env(&(uint64_t) { 0 });
 	if (ret)
 		goto out;
 

@@ -40,6 +40,14 @@ static void mrail_define_params(void)
 			"that FI_PROVIDER=mrail does not hide the rails' core "
 			"providers (default: yes). With 0, FI_PROVIDER must also "
 			"name the rail providers.");
+	fi_param_define(&mrail_prov, "progress_rt", FI_PARAM_INT,
+			"FI_PROGRESS_AUTO: run the progress thread with this "
+			"SCHED_FIFO priority (1..99) so that it is woken at once "
+			"even when the application's threads keep every core "
+			"busy; it sleeps whenever it has nothing to do. Needs "
+			"CAP_SYS_NICE (root); without it the thread runs at "
+			"normal priority, with a note in the log. Default 0: "
+			"normal priority.");
 	fi_param_define(&mrail_prov, "policy", FI_PARAM_STRING,
 			"Multiplexing policy: the rail a message sent whole takes. "
 			"rr (default), weighted (FI_MRAIL_WEIGHTS), window "
@@ -71,6 +79,12 @@ static void mrail_define_params(void)
 	fi_param_define(&mrail_prov, "stripe_ratio", FI_PARAM_STRING,
 			"Share of the idle rails local_dynamic and dynamic striping use, 0 "
 			"(one rail) to 1 (all, default).");
+	fi_param_define(&mrail_prov, "peer_timeout", FI_PARAM_STRING,
+			"Seconds a peer's rails may refuse every message (while "
+			"this endpoint sends to it or waits on it) before it is "
+			"taken for dead and its operations fail with "
+			"FI_EHOSTUNREACH; 0 never gives up (default %d).",
+			MRAIL_LIVE_TIMEOUT_DEFAULT_S);
 	fi_param_define(&mrail_prov, "hybrid_threshold", FI_PARAM_STRING,
 			"Hybrid striping: longest transfer in bytes sent whole "
 			"on one rail without reservation (default 16384); a "
@@ -81,6 +95,7 @@ static void mrail_read_params(void)
 {
 	fi_param_get_str(&mrail_prov, "rails", &mrail_env.rails);
 	fi_param_get_bool(&mrail_prov, "private_core", &mrail_env.private_core);
+	fi_param_get_int(&mrail_prov, "progress_rt", &mrail_env.progress_rt);
 	fi_param_get_str(&mrail_prov, "policy", &mrail_env.policy);
 	fi_param_get_str(&mrail_prov, "stripe_policy", &mrail_env.stripe_policy);
 	fi_param_get_str(&mrail_prov, "weights", &mrail_env.weights);
@@ -88,6 +103,7 @@ static void mrail_read_params(void)
 	fi_param_get_str(&mrail_prov, "adaptive_alpha", &mrail_env.adaptive_alpha);
 	fi_param_get_str(&mrail_prov, "min_stripe", &mrail_env.min_stripe);
 	fi_param_get_str(&mrail_prov, "stripe_ratio", &mrail_env.stripe_ratio);
+	fi_param_get_str(&mrail_prov, "peer_timeout", &mrail_env.peer_timeout);
 	fi_param_get_str(&mrail_prov, "hybrid_threshold",
 			 &mrail_env.hybrid_threshold);
 }

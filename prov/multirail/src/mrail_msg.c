@@ -47,6 +47,9 @@ void mrail_user_complete(struct mrail_ep *ep, const struct mrail_cq_entry *entry
 	struct mrail_cntr *cntr = NULL;
 	struct mrail_cq *cq = ep->tx_cq;
 
+	/* An operation a trigger issued completes as the application's. */
+	if (ep->domain->trig_live && mrail_trigger_complete(ep, entry, report))
+		return;
 	if (entry->flags & FI_SEND) {
 		cntr = ep->send_cntr;
 	} else if (entry->flags & FI_RECV) {
@@ -563,6 +566,9 @@ static enum rx_verdict rx_from_peer(struct mrail_ep *ep, size_t rail, fi_addr_t 
 	void *next;
 	int ret;
 
+	mrail_liveness_heard(ep, peer);
+	if (hdr.op == MRAIL_OP_PROBE)
+		return RX_DONE;		/* its arrival was the point */
 	if (hdr.op == MRAIL_OP_CREDIT) {
 		rx_credit(ep, rail, peer, &hdr, payload);
 		return RX_DONE;
@@ -892,6 +898,10 @@ ssize_t mrail_tx_buf_send(struct mrail_ep *ep, struct mrail_rail_buf *buf,
 	size_t rail = buf->rc.rail;
 	ssize_t ret;
 
+	if (mrail_liveness_unreachable(ep, dest)) {
+		mrail_tx_buf_put(ep, buf);
+		return -FI_EHOSTUNREACH;
+	}
 	if (spends) {
 		if (mrail_ep_reserve_peer(ep, dest)) {
 			mrail_tx_buf_put(ep, buf);
@@ -905,6 +915,7 @@ ssize_t mrail_tx_buf_send(struct mrail_ep *ep, struct mrail_rail_buf *buf,
 	ret = fi_send(ep->rail_eps[rail], buf->data, len, ep->rail_desc[rail],
 		      peer->rail_fi_addr[rail], &buf->rc.ctx);
 	mrail_policy_tx_posted(ep, rail, buf->data, len, ret);
+	mrail_liveness_sent(ep, dest, ret);
 	if (ret) {
 		mrail_tx_buf_put(ep, buf);
 		return ret;
@@ -1085,6 +1096,8 @@ static ssize_t mrail_recvv(struct fid_ep *ep, const struct iovec *iov, void **de
 static ssize_t mrail_recvmsg(struct fid_ep *ep, const struct fi_msg *msg,
 			     uint64_t flags)
 {
+	if (flags & FI_TRIGGER)
+		return mrail_trigger_post(EP(ep), FI_OP_RECV, msg, NULL, NULL, flags);
 	return mrail_post_recv(EP(ep), msg->msg_iov, msg->iov_count, msg->addr, 0, 0,
 			       msg->context, flags, false);
 }
@@ -1108,6 +1121,8 @@ static ssize_t mrail_sendv(struct fid_ep *ep, const struct iovec *iov, void **de
 static ssize_t mrail_sendmsg(struct fid_ep *ep, const struct fi_msg *msg,
 			     uint64_t flags)
 {
+	if (flags & FI_TRIGGER)
+		return mrail_trigger_post(EP(ep), FI_OP_SEND, msg, NULL, NULL, flags);
 	return mrail_send_common(EP(ep), msg->msg_iov, msg->iov_count, msg->addr, 0,
 				 msg->data, msg->context, flags, false,
 				 flags & FI_INJECT);

@@ -111,6 +111,23 @@ uint64_t mrail_ack_wait_add(struct mrail_ep *ep, fi_addr_t dest,
 			    const struct mrail_cq_entry *user, bool complete_user);
 void mrail_ack_wait_cancel(struct mrail_ep *ep, uint64_t req_id);
 void mrail_rdv_flush(struct mrail_ep *ep);
+/* Sets waited[p] for every peer p this endpoint waits on for an ACK or a
+ * response (waited has ep->peer_cap entries). */
+void mrail_rdv_mark_waited(struct mrail_ep *ep, bool *waited);
+/* Fails every operation waiting on peer with err, and drops the control
+ * messages queued for it. */
+void mrail_rdv_fail_peer(struct mrail_ep *ep, fi_addr_t peer, int err);
+
+/*
+ * Peer liveness (mrail_liveness.c, decisions in core/liveness.c). Caller
+ * holds the lock. sent: a rail send to dest returned ret. heard: a message
+ * from peer arrived. unreachable: sends to it must fail. progress: probes
+ * and judges the peers now and then.
+ */
+void mrail_liveness_sent(struct mrail_ep *ep, fi_addr_t dest, ssize_t ret);
+void mrail_liveness_heard(struct mrail_ep *ep, fi_addr_t peer);
+bool mrail_liveness_unreachable(const struct mrail_ep *ep, fi_addr_t dest);
+void mrail_liveness_progress(struct mrail_ep *ep);
 
 /* Sends a small control message (an ACK, a READ_RESP) to peer, queued in
  * order behind others when no transmit buffer is free. */

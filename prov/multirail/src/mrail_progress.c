@@ -26,6 +26,7 @@
 
 #include <sched.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/epoll.h>
 
 #include <utlist.h>
@@ -86,6 +87,34 @@ static bool progress_sleep(struct mrail_domain *domain, int timeout)
 	return kicked;
 }
 
+/*
+ * FI_MRAIL_PROGRESS_RT: a real-time priority lets the thread run as soon as
+ * a rail's fd wakes it, rather than after a time slice of whichever
+ * application thread keeps the core busy (a triggered chain, a barrier
+ * stepping while the application computes). Safe because the thread never
+ * spins: it sleeps in epoll_wait whenever a round finds nothing.
+ */
+static void progress_set_priority(void)
+{
+	struct sched_param param = { .sched_priority = mrail_env.progress_rt };
+	int ret;
+
+	if (mrail_env.progress_rt <= 0)
+		return;
+	if (mrail_env.progress_rt > 99) {
+		MRAIL_WARN(FI_LOG_DOMAIN, "FI_MRAIL_PROGRESS_RT=%d is not a "
+			   "SCHED_FIFO priority (1..99): the progress thread runs "
+			   "at normal priority\n", mrail_env.progress_rt);
+		return;
+	}
+	ret = pthread_setschedparam(pthread_self(), SCHED_FIFO, &param);
+	if (ret)
+		MRAIL_INFO(FI_LOG_DOMAIN, "FI_MRAIL_PROGRESS_RT: cannot raise the "
+			   "progress thread to SCHED_FIFO %d (%s; it needs "
+			   "CAP_SYS_NICE): it runs at normal priority\n",
+			   mrail_env.progress_rt, strerror(ret));
+}
+
 static void *progress_run(void *arg)
 {
 	struct mrail_domain *domain = arg;
@@ -97,11 +126,17 @@ static void *progress_run(void *arg)
 
 	if (lib->thread_init)
 		lib->thread_init();
+	progress_set_priority();
 	pthread_mutex_lock(&domain->lock);
 	while (!pg->stop) {
 		done = 0;
 		DL_FOREACH2(domain->eps, ep, dom_next)
 			done += mrail_ep_progress(ep);
+		/* Triggered operations their counters made ready. One a rail
+		 * pushed back stays ready: keep going rather than sleep. */
+		mrail_trigger_fire(domain);
+		if (domain->trig_ready)
+			done++;
 		if (done) {
 			idle_ms = 1;
 			refusals = 0;

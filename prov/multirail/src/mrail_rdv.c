@@ -886,6 +886,34 @@ void mrail_rdv_progress(struct mrail_ep *ep)
 		rdv_issue(ep, rdv);
 }
 
+void mrail_rdv_mark_waited(struct mrail_ep *ep, bool *waited)
+{
+	struct mrail_rdv_send *rdv, *tmp;
+
+	HASH_ITER(hh, ep->rdv_sends, rdv, tmp) {
+		if (rdv->peer < ep->peer_cap)
+			waited[rdv->peer] = true;
+	}
+}
+
+void mrail_rdv_fail_peer(struct mrail_ep *ep, fi_addr_t peer, int err)
+{
+	struct mrail_rdv_send *rdv, *tmp;
+	struct mrail_pending_ack *ack, *atmp;
+
+	HASH_ITER(hh, ep->rdv_sends, rdv, tmp) {
+		if (rdv->peer == peer)
+			mrail_rdv_send_failed(ep, rdv->req_id, err);
+	}
+	/* Queued control messages to it would hold up everyone else's. */
+	LL_FOREACH_SAFE(ep->pending_acks, ack, atmp) {
+		if (ack->peer == peer) {
+			LL_DELETE(ep->pending_acks, ack);
+			free(ack);
+		}
+	}
+}
+
 /* The endpoint is closing (its rails are already closed). */
 void mrail_rdv_flush(struct mrail_ep *ep)
 {

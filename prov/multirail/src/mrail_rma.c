@@ -502,6 +502,8 @@ static ssize_t mrail_readmsg(struct fid_ep *ep_fid, const struct fi_msg_rma *msg
 	uint64_t addr, key;
 	ssize_t ret;
 
+	if (flags & FI_TRIGGER)
+		return mrail_trigger_post(EP(ep_fid), FI_OP_READ, msg, NULL, NULL, flags);
 	ret = rma_msg_target(msg, &addr, &key);
 	if (ret)
 		return ret;
@@ -533,6 +535,8 @@ static ssize_t mrail_writemsg(struct fid_ep *ep_fid, const struct fi_msg_rma *ms
 	uint64_t addr, key;
 	ssize_t ret;
 
+	if (flags & FI_TRIGGER)
+		return mrail_trigger_post(EP(ep_fid), FI_OP_WRITE, msg, NULL, NULL, flags);
 	ret = rma_msg_target(msg, &addr, &key);
 	if (ret)
 		return ret;

@@ -105,6 +105,8 @@ static ssize_t mrail_trecvmsg(struct fid_ep *ep_fid, const struct fi_msg_tagged 
 	struct mrail_ep *ep = EP(ep_fid);
 	ssize_t ret = 0;
 
+	if (flags & FI_TRIGGER)
+		return mrail_trigger_post(ep, FI_OP_TRECV, msg, NULL, NULL, flags);
 	if (!(flags & (FI_PEEK | FI_CLAIM)))
 		return mrail_post_recv(ep, msg->msg_iov, msg->iov_count, msg->addr,
 				       msg->tag, msg->ignore, msg->context, flags,
@@ -158,6 +160,8 @@ static ssize_t mrail_tsendv(struct fid_ep *ep, const struct iovec *iov, void **d
 static ssize_t mrail_tsendmsg(struct fid_ep *ep, const struct fi_msg_tagged *msg,
 			      uint64_t flags)
 {
+	if (flags & FI_TRIGGER)
+		return mrail_trigger_post(EP(ep), FI_OP_TSEND, msg, NULL, NULL, flags);
 	return mrail_send_common(EP(ep), msg->msg_iov, msg->iov_count, msg->addr,
 				 msg->tag, msg->data, msg->context, flags, true,
 				 flags & FI_INJECT);

@@ -1,0 +1,45 @@
+/*
+ * mrail_ctl: the TCP control connection two fabtests-ext programs use to
+ * swap endpoint names and to order their steps, outside the fabric under
+ * test. The server listens on PORT, the client connects (retrying for ten
+ * seconds while the server starts). Every failure is fatal: the program
+ * prints "PROG: what: why" and exits 2.
+ */
+#ifndef MRAIL_CTL_H
+#define MRAIL_CTL_H
+
+#include <stddef.h>
+
+#include <rdma/fabric.h>
+#include <rdma/fi_domain.h>
+
+/* The name failures are reported under (the program's). */
+extern const char *ctl_prog;
+
+/* Prints "ctl_prog: what: strerror" (ret is a libfabric or errno code,
+ * either sign) and exits 2. */
+void ctl_die(const char *what, int ret) __attribute__((noreturn));
+
+/*
+ * server NULL: listens on port and accepts clients connections into
+ * socks[0..clients); else connects to server into socks[0] (clients is
+ * then ignored). Returns how many sockets it filled.
+ */
+int ctl_connect(const char *server, unsigned port, int *socks, int clients);
+void ctl_write(int sock, const void *buf, size_t len);
+/* Reads len bytes; calls progress (if not NULL) every millisecond that
+ * nothing arrives, so a program waiting here still drives its endpoint. */
+void ctl_read(int sock, void *buf, size_t len, void (*progress)(void));
+
+/* Sends ep's name over sock, inserts the peer's into av: its fi_addr. */
+fi_addr_t ctl_swap_names(int sock, struct fid_ep *ep, struct fid_av *av);
+
+/*
+ * Processes of one machine meet through a directory they all see: rank
+ * writes ep's name to DIR/name.RANK, waits (up to 60 s) for the names of
+ * ranks 0..n-1 and inserts them into av in rank order, into addrs[0..n).
+ */
+void ctl_meet(const char *dir, unsigned rank, unsigned n, struct fid_ep *ep,
+	      struct fid_av *av, fi_addr_t *addrs);
+
+#endif /* MRAIL_CTL_H */

@@ -1,0 +1,285 @@
+/*
+ * fi_mrail_shmem: a SHMEM-style program over mrail, one process per rank.
+ *
+ *   fi_mrail_shmem -n N -r RANK -d DIR [-R ROUNDS] [-s BYTES] [-p PROV] [-a]
+ *
+ * Every rank registers a symmetric heap (the same key everywhere) with one
+ * slot per rank and round parity. In round k each rank puts its block (a
+ * pattern of its rank and k, BYTES long) into its own slot of the heap of
+ * rank (RANK + d) mod N, d = 1 + k mod (N - 1) (never itself), with
+ * FI_DELIVERY_COMPLETE (SHMEM's quiet), then enters fi_barrier (mrail's
+ * counter-chained barrier) and, once it leaves, checks byte for byte the
+ * slot rank (RANK - d) mod N wrote into its own heap this round. Slots alternate with the round's parity, so a fast
+ * rank's next put cannot land on a slot still being checked: the barrier
+ * after the check stands between them. At the end every rank checks that
+ * its FI_REMOTE_WRITE counter counted exactly one put per round and that
+ * no other slot was touched.
+ *
+ * The ranks meet through DIR (see ctl_meet). Prints "N of N checks passed";
+ * exit 0 only if all passed.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/mrail_check.h"
+#include "common/mrail_ctl.h"
+
+#include <rdma/fabric.h>
+#include <rdma/fi_collective.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_eq.h>
+#include <rdma/fi_errno.h>
+#include <rdma/fi_rma.h>
+
+#define PROG "fi_mrail_shmem"
+#define MAX_RANKS 64
+#define HEAP_KEY 0x5eed
+#define WAIT_MS 60000
+
+static unsigned n_ranks, rank;
+static struct fi_info *info;
+static struct fid_fabric *fabric;
+static struct fid_domain *domain;
+static struct fid_av *av;
+static struct fid_ep *ep;
+static struct fid_cq *cq;
+static struct fid_eq *eq;
+static struct fid_cntr *rwrite_cntr;
+static struct fid_mr *heap_mr;
+static struct fid_av_set *av_set;
+static struct fid_mc *mc;
+static fi_addr_t addrs[MAX_RANKS], world;
+static uint8_t *heap;
+static size_t block;
+
+static void open_objects(const char *prov, bool auto_progress)
+{
+	struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_CONTEXT, .size = 256,
+				      .wait_obj = FI_WAIT_UNSPEC };
+	struct fi_cntr_attr cntr_attr = { .events = FI_CNTR_EVENTS_COMP };
+	struct fi_eq_attr eq_attr = { .size = 16, .wait_obj = FI_WAIT_UNSPEC };
+	struct fi_av_attr av_attr = { .type = FI_AV_TABLE };
+	struct fi_info *hints = fi_allocinfo();
+	int ret;
+
+	hints->caps = FI_MSG | FI_RMA | FI_WRITE | FI_REMOTE_WRITE | FI_RMA_EVENT |
+		      FI_COLLECTIVE;
+	hints->ep_attr->type = FI_EP_RDM;
+	hints->domain_attr->mr_mode = 0;
+	if (auto_progress) {
+		hints->domain_attr->data_progress = FI_PROGRESS_AUTO;
+		hints->domain_attr->control_progress = FI_PROGRESS_AUTO;
+	}
+	hints->fabric_attr->prov_name = strdup(prov);
+	ret = fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, &info);
+	if (ret)
+		ctl_die("fi_getinfo (RMA and FI_COLLECTIVE asked)", ret);
+	fi_freeinfo(hints);
+	if ((ret = fi_fabric(info->fabric_attr, &fabric, NULL)) ||
+	    (ret = fi_domain(fabric, info, &domain, NULL)) ||
+	    (ret = fi_av_open(domain, &av_attr, &av, NULL)) ||
+	    (ret = fi_cq_open(domain, &cq_attr, &cq, NULL)) ||
+	    (ret = fi_eq_open(fabric, &eq_attr, &eq, NULL)) ||
+	    (ret = fi_cntr_open(domain, &cntr_attr, &rwrite_cntr, NULL)) ||
+	    (ret = fi_endpoint(domain, info, &ep, NULL)) ||
+	    (ret = fi_ep_bind(ep, &av->fid, 0)) ||
+	    (ret = fi_ep_bind(ep, &eq->fid, 0)) ||
+	    (ret = fi_ep_bind(ep, &cq->fid, FI_TRANSMIT | FI_RECV)) ||
+	    (ret = fi_ep_bind(ep, &rwrite_cntr->fid, FI_REMOTE_WRITE)) ||
+	    (ret = fi_enable(ep)))
+		ctl_die("opening the endpoint", ret);
+}
+
+/* Slot of writer w for round parity p, as an offset into the heap. */
+static size_t slot(unsigned w, unsigned p)
+{
+	return ((size_t) p * n_ranks + w) * block;
+}
+
+/* How far round's puts go: never to the putter itself. */
+static unsigned distance(unsigned round)
+{
+	return 1 + round % (n_ranks - 1);
+}
+
+static uint64_t seed(unsigned writer, unsigned round)
+{
+	return ((uint64_t) writer << 32) | round;
+}
+
+static void wait_one(void *context, const char *what)
+{
+	struct fi_cq_entry entry;
+	struct fi_cq_err_entry err;
+	ssize_t n;
+
+	for (;;) {
+		n = fi_cq_sread(cq, &entry, 1, NULL, WAIT_MS);
+		if (n == 1) {
+			if (entry.op_context != context)
+				ctl_die(what, EIO);
+			return;
+		}
+		if (n == -FI_EAVAIL) {
+			memset(&err, 0, sizeof(err));
+			fi_cq_readerr(cq, &err, 0);
+			ctl_die(what, err.err);
+		}
+		if (n != -FI_EAGAIN)
+			ctl_die(what, (int) n);
+	}
+}
+
+static void join(void)
+{
+	struct fi_av_set_attr attr = {
+		.count = n_ranks, .start_addr = addrs[0],
+		.end_addr = addrs[n_ranks - 1], .stride = 1,
+	};
+	struct fi_eq_entry entry;
+	uint32_t event;
+	ssize_t n;
+	int ret;
+
+	ret = fi_av_set(av, &attr, &av_set, NULL);
+	if (!ret)
+		ret = fi_av_set_addr(av_set, &world);
+	if (!ret)
+		ret = fi_join_collective(ep, world, av_set, 0, &mc, NULL);
+	if (ret)
+		ctl_die("joining the collective", ret);
+	n = fi_eq_sread(eq, &event, &entry, sizeof(entry), WAIT_MS, 0);
+	if (n < 0 || event != FI_JOIN_COMPLETE)
+		ctl_die("waiting for FI_JOIN_COMPLETE", n < 0 ? (int) n : EIO);
+	world = fi_mc_addr(mc);
+}
+
+static void barrier(void)
+{
+	struct fi_context2 ctx;
+	ssize_t ret;
+
+	while ((ret = fi_barrier(ep, world, &ctx)) == -FI_EAGAIN)
+		(void) fi_cq_read(cq, NULL, 0);
+	if (ret)
+		ctl_die("fi_barrier", (int) ret);
+	wait_one(&ctx, "the barrier");
+}
+
+static void put(unsigned round, uint8_t *src)
+{
+	unsigned to = (rank + distance(round)) % n_ranks;
+	struct iovec iov = { .iov_base = src, .iov_len = block };
+	struct fi_rma_iov rma = { .addr = slot(rank, round % 2), .len = block,
+				  .key = HEAP_KEY };
+	struct fi_msg_rma msg = { .msg_iov = &iov, .iov_count = 1, .addr = addrs[to],
+				  .rma_iov = &rma, .rma_iov_count = 1, .context = src };
+	ssize_t ret;
+
+	check_pattern_fill(src, block, seed(rank, round));
+	while ((ret = fi_writemsg(ep, &msg, FI_DELIVERY_COMPLETE | FI_COMPLETION)) ==
+	       -FI_EAGAIN)
+		(void) fi_cq_read(cq, NULL, 0);
+	if (ret)
+		ctl_die("fi_writemsg", (int) ret);
+	wait_one(src, "a put");		/* delivered: SHMEM's quiet */
+}
+
+int main(int argc, char **argv)
+{
+	const char *prov = "mrail", *dir = NULL;
+	unsigned rounds = 20, round, from, w, p;
+	bool auto_progress = false;
+	uint8_t *src;
+	size_t heap_len, at;
+	int opt, ret;
+
+	ctl_prog = PROG;
+	block = 4096;
+	while ((opt = getopt(argc, argv, "n:r:d:R:s:p:ah")) != -1) {
+		switch (opt) {
+		case 'n': n_ranks = (unsigned) atoi(optarg); break;
+		case 'r': rank = (unsigned) atoi(optarg); break;
+		case 'd': dir = optarg; break;
+		case 'R': rounds = (unsigned) atoi(optarg); break;
+		case 's': block = (size_t) atol(optarg); break;
+		case 'p': prov = optarg; break;
+		case 'a': auto_progress = true; break;
+		default:
+			fprintf(stderr, "usage: %s -n N -r RANK -d DIR [-R ROUNDS] "
+				"[-s BYTES] [-p PROV] [-a]\n", argv[0]);
+			return opt == 'h' ? 0 : 2;
+		}
+	}
+	if (n_ranks < 2 || n_ranks > MAX_RANKS || rank >= n_ranks || !dir || !rounds ||
+	    !block || block > (1 << 24)) {
+		fprintf(stderr, PROG ": -n 2..%d, -r below it, -d, -R > 0 and -s 1..16M "
+			"are needed\n", MAX_RANKS);
+		return 2;
+	}
+	heap_len = 2 * n_ranks * block;
+	heap = calloc(1, heap_len);
+	src = malloc(block);
+	if (!heap || !src)
+		ctl_die("allocating the heap", ENOMEM);
+	open_objects(prov, auto_progress);
+	ret = fi_mr_reg(domain, heap, heap_len, FI_REMOTE_WRITE, 0, HEAP_KEY, 0,
+			&heap_mr, NULL);
+	if (ret)
+		ctl_die("fi_mr_reg of the heap", ret);
+	ctl_meet(dir, rank, n_ranks, ep, av, addrs);
+	join();
+	barrier();	/* every heap is registered before the first put */
+	for (round = 0; round < rounds; round++) {
+		put(round, src);
+		barrier();
+		from = (rank + n_ranks - distance(round)) % n_ranks;
+		at = check_pattern_mismatch(heap + slot(from, round % 2), block,
+					    seed(from, round));
+		check(at == block, "rank %u round %u: rank %u's put %s", rank, round, from,
+		      at == block ? "arrived intact" : "differs");
+		/* Everyone has checked this parity before the round after next
+		 * writes it again. */
+	}
+	barrier();
+	check(fi_cntr_read(rwrite_cntr) == rounds, "rank %u: %" PRIu64 " remote writes "
+	      "counted, %u puts made to it", rank, fi_cntr_read(rwrite_cntr), rounds);
+	/* Only the slots the puts named hold anything. */
+	for (p = 0; p < 2; p++) {
+		for (w = 0; w < n_ranks; w++) {
+			bool written = false;
+
+			for (round = p; round < rounds; round += 2)
+				written |= (rank + n_ranks - distance(round)) % n_ranks == w;
+			if (written)
+				continue;
+			for (at = 0; at < block && !heap[slot(w, p) + at]; at++)
+				;
+			check(at == block, "rank %u: slot of rank %u, parity %u, untouched",
+			      rank, w, p);
+		}
+	}
+	fi_close(&mc->fid);
+	fi_close(&av_set->fid);
+	fi_close(&ep->fid);
+	fi_close(&heap_mr->fid);
+	fi_close(&rwrite_cntr->fid);
+	fi_close(&cq->fid);
+	fi_close(&eq->fid);
+	fi_close(&av->fid);
+	fi_close(&domain->fid);
+	fi_close(&fabric->fid);
+	fi_freeinfo(info);
+	free(heap);
+	free(src);
+	printf(PROG ": %d of %d checks passed\n", check_count - check_failures, check_count);
+	return check_failures ? 1 : 0;
+}
