@@ -132,24 +132,13 @@ static void open_objects(const char *prov)
 				      .wait_obj = FI_WAIT_UNSPEC };
 	struct fi_av_attr av_attr = { .type = FI_AV_TABLE };
 	struct fi_eq_attr eq_attr = { .size = 16, .wait_obj = FI_WAIT_UNSPEC };
-	struct fi_info *hints = fi_allocinfo();
 	int ret;
 
-	hints->caps = FI_MSG | FI_TAGGED | (offload ? FI_COLLECTIVE : 0);
-	hints->ep_attr->type = FI_EP_RDM;
-	hints->domain_attr->mr_mode = FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED |
-				      FI_MR_PROV_KEY | FI_MR_ENDPOINT;
-	if (!strcmp(prov, "mrail"))
-		hints->domain_attr->mr_mode = 0;
-	if (auto_progress) {
-		hints->domain_attr->data_progress = FI_PROGRESS_AUTO;
-		hints->domain_attr->control_progress = FI_PROGRESS_AUTO;
-	}
-	hints->fabric_attr->prov_name = strdup(prov);
-	ret = fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, &info);
-	if (ret)
-		ctl_die(offload ? "fi_getinfo (FI_COLLECTIVE asked)" : "fi_getinfo", ret);
-	fi_freeinfo(hints);
+	/* Other providers (tcp;ofi_rxm for reference) want the usual modes. */
+	info = ctl_getinfo(prov, FI_MSG | FI_TAGGED | (offload ? FI_COLLECTIVE : 0),
+			   strcmp(prov, "mrail") ? FI_MR_LOCAL | FI_MR_VIRT_ADDR |
+			   FI_MR_ALLOCATED | FI_MR_PROV_KEY | FI_MR_ENDPOINT : 0,
+			   auto_progress);
 	if ((ret = fi_fabric(info->fabric_attr, &fabric, NULL)) ||
 	    (ret = fi_domain(fabric, info, &domain, NULL)) ||
 	    (ret = fi_av_open(domain, &av_attr, &av, NULL)) ||

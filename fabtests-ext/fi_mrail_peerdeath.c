@@ -80,17 +80,9 @@ static void open_ep(struct fid_ep **e, struct fid_cq **c)
 static void open_objects(const char *prov, bool two)
 {
 	struct fi_av_attr av_attr = { .type = FI_AV_TABLE };
-	struct fi_info *hints = fi_allocinfo();
 	int ret;
 
-	hints->caps = FI_MSG | FI_TAGGED;
-	hints->ep_attr->type = FI_EP_RDM;
-	hints->domain_attr->mr_mode = 0;
-	hints->fabric_attr->prov_name = strdup(prov);
-	ret = fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, &info);
-	if (ret)
-		ctl_die("fi_getinfo", ret);
-	fi_freeinfo(hints);
+	info = ctl_getinfo(prov, FI_MSG | FI_TAGGED, 0, false);
 	if ((ret = fi_fabric(info->fabric_attr, &fabric, NULL)) ||
 	    (ret = fi_domain(fabric, info, &domain, NULL)) ||
 	    (ret = fi_av_open(domain, &av_attr, &av, NULL)))

@@ -21,19 +21,44 @@
  *           exactly what core/stripe's split of its policy gives (even,
  *           weighted), or for adaptive and local_dynamic that all bytes
  *           arrived and the shares sum to 1.
+ *           dynamic and hybrid: the split is exact too, as one transfer at
+ *           a time is granted every rail it asks for (stripe_ratio 1: all,
+ *           0: one, in turn); -L SIZE adds -n messages of SIZE after them
+ *           (hybrid: below the threshold each goes whole, rails in turn).
+ *           The sender counts exactly the reservation messages it answers
+ *           (a CTS per rail, then an RTS and an ABORT per rail received).
+ *   cross   both sides send -n messages of -S bytes to each other at once
+ *           (crossing transfers, their reservations conflicting), and
+ *           receive the other's: data byte for byte, exact completion
+ *           counts, every byte read once.
+ *   fanin   -k K clients (fanin runs its own setup, not fabtests'): each
+ *           sends -n tagged messages of -S bytes at once to the server,
+ *           whose one endpoint reads them all, the clients contending for
+ *           its rails; data, tags, exact completion counts and bytes.
  *   control bad FI_MRAIL_SET_POLICY input: -FI_EINVAL and nothing changed.
+ * After stripe, cross and fanin every rail of every endpoint must end FREE
+ * (no reservation left behind), waited for at most 10 s of progress.
  * Every message is checked byte for byte. -P NAME / -X NAME set the
  * multiplexing (client) / striping (server) policy at run time with
  * FI_MRAIL_SET_POLICY, with -w WEIGHTS and -W WINDOW, and check that
  * FI_MRAIL_GET_POLICY returns it; without them the FI_MRAIL_* variables
  * decide. Prints "N of N checks passed"; exits 0 only if all passed.
  */
+#include <arpa/inet.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <math.h>
+#include <netdb.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <rdma/fi_cm.h>
+#include <rdma/fi_tagged.h>
 
 #include "common/mrail_bench.h"
 #include "common/mrail_check.h"
@@ -63,6 +88,10 @@ struct test {
 	size_t msg_size;
 	size_t rdv_size;
 	size_t rdv_count;
+	size_t rdv_size2;	/* -L: a second size, 0 for none */
+	double ratio;		/* -r: stripe_ratio to set, < 0 for none */
+	int64_t threshold;	/* -T: hybrid_threshold to set, < 0 for none */
+	unsigned clients;	/* -k: fanin clients */
 };
 
 static int name_index(const char *name, const char **names, size_t n)
@@ -98,11 +127,16 @@ static size_t mismatch(const uint8_t *p, size_t len, uint64_t seed)
 	return len;
 }
 
-static int get_stats(struct bench *b, struct fi_mrail_stats *st)
+static int get_stats_ep(struct fid_ep *ep, struct fi_mrail_stats *st)
 {
 	memset(st, 0, sizeof(*st));
 	st->size = sizeof(*st);
-	return fi_control(&b->ep->fid, FI_MRAIL_GET_STATS, st);
+	return fi_control(&ep->fid, FI_MRAIL_GET_STATS, st);
+}
+
+static int get_stats(struct bench *b, struct fi_mrail_stats *st)
+{
+	return get_stats_ep(b->ep, st);
 }
 
 static int get_policy(struct bench *b, struct fi_mrail_policy_attr *attr)
@@ -135,6 +169,10 @@ static void set_policy(struct bench *b, const struct test *t, bool mux,
 	}
 	if (t->window)
 		attr.window = t->window;
+	if (t->ratio >= 0)
+		attr.stripe_ratio = t->ratio;
+	if (t->threshold >= 0)
+		attr.hybrid_threshold = (uint64_t) t->threshold;
 	ret = fi_control(&b->ep->fid, FI_MRAIL_SET_POLICY, &attr);
 	check(ret == 0, "FI_MRAIL_SET_POLICY %s policy %s: %s",
 	      mux ? "multiplexing" : "striping", name, fi_strerror(-ret));
@@ -293,73 +331,200 @@ out:
 
 /* ---- stripe ---- */
 
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double) ts.tv_sec + (double) ts.tv_nsec / 1e9;
+}
+
+/*
+ * Dynamic striping holds rails only during a transfer: once all is done,
+ * every rail must go back to FREE (the last ABORT may still be on its
+ * way, so progress for up to 10 s first). progress drives the endpoint.
+ */
+static void check_rails_free(struct fid_ep *ep, int (*progress)(void *), void *arg,
+			     const char *who)
+{
+	struct fi_mrail_stats st;
+	double deadline = now_s() + 10;
+	bool all_free = false;
+	size_t r;
+
+	while (!all_free) {
+		memset(&st, 0, sizeof(st));
+		st.size = sizeof(st);
+		if (fi_control(&ep->fid, FI_MRAIL_GET_STATS, &st))
+			break;
+		all_free = true;
+		for (r = 0; r < st.rail_count; r++)
+			all_free = all_free && st.rail[r].state == FI_MRAIL_RAIL_FREE;
+		if (all_free || now_s() > deadline)
+			break;
+		if (progress(arg) < 0)
+			break;
+	}
+	for (r = 0; r < st.rail_count; r++)
+		check(st.rail[r].state == FI_MRAIL_RAIL_FREE, "%s: rail %zu ends "
+		      "FREE (state %u): no reservation left behind", who, r,
+		      st.rail[r].state);
+}
+
+static int bench_progress_cb(void *arg)
+{
+	return bench_progress(arg);
+}
+
+static bool reserving(const struct fi_mrail_policy_attr *pol, size_t size)
+{
+	return pol->stripe_policy == FI_MRAIL_STRIPE_DYNAMIC ||
+	       (pol->stripe_policy == FI_MRAIL_STRIPE_HYBRID &&
+		size > pol->hybrid_threshold);
+}
+
+/*
+ * What the reading side's policy makes each rail read of count messages of
+ * size bytes, one at a time, added to expect; false when not exactly
+ * known. *rails_per_msg: rails a reserving transfer holds.
+ */
+static bool expected_split(const struct fi_mrail_policy_attr *pol, size_t size,
+			   size_t count, uint64_t *expect, size_t *rails_per_msg)
+{
+	struct mrail_stripe stripes[FI_MRAIL_MAX_RAILS];
+	uint32_t ones[FI_MRAIL_MAX_RAILS] = { 0 };
+	const uint32_t *weights = pol->weights;
+	size_t r, rails = pol->rail_count;
+	int n, s;
+
+	*rails_per_msg = 0;
+	switch (pol->stripe_policy) {
+	case FI_MRAIL_STRIPE_EVEN:
+		if (size % (STRIPE_ALIGN * rails))
+			return false;
+		for (r = 0; r < rails; r++)
+			expect[r] += count * (size / rails);
+		return true;
+	case FI_MRAIL_STRIPE_DYNAMIC:
+	case FI_MRAIL_STRIPE_HYBRID:
+		if (!reserving(pol, size) || pol->stripe_ratio == 0.0) {
+			/* Whole, on each rail in turn. */
+			if (count % rails)
+				return false;
+			for (r = 0; r < rails; r++)
+				expect[r] += count / rails * size;
+			*rails_per_msg = reserving(pol, size) ? 1 : 0;
+			return true;
+		}
+		if (pol->stripe_ratio != 1.0)
+			return false;
+		for (r = 0; r < rails; r++)
+			ones[r] = 1;
+		weights = ones;
+		*rails_per_msg = rails;
+		break;
+	case FI_MRAIL_STRIPE_WEIGHTED:
+		break;
+	default:
+		return false;
+	}
+	/* Weighted, or equal shares over every rail. */
+	n = mrail_stripe_weighted(size, rails, weights, pol->min_stripe,
+				  STRIPE_ALIGN, stripes);
+	check(n > 0, "mrail_stripe_weighted's split");
+	for (s = 0; s < n; s++)
+		expect[stripes[s].rail] += count * stripes[s].len;
+	return n > 0;
+}
+
+/* count messages of size bytes, one at a time, pattern seeds from seed. */
+static int stripe_messages(struct bench *b, uint8_t *buf, size_t size, size_t count,
+			   uint64_t seed)
+{
+	struct bench_ctx ctx = { 0 };
+	size_t k, at;
+	int ret = 0;
+
+	for (k = 0; k < count; k++) {
+		if (b->is_server) {
+			memset(buf, 0, size);
+			ret = bench_post_recv(b, false, buf, size, 0, &ctx);
+			if (!ret)
+				ret = bench_wait_ctx(b, &ctx);
+			at = mismatch(buf, size, seed + k);
+			check_what(!ret && at == size, "rendezvous data",
+				   "message %zu of %zu bytes, byte %zu", k, size, at);
+		} else {
+			fill(buf, size, seed + k);
+			ret = bench_post_send(b, false, buf, size, 0, &ctx);
+			if (!ret)
+				ret = bench_wait_ctx(b, &ctx);
+			check(!ret, "rendezvous send %zu of %zu bytes: %s", k, size,
+			      fi_strerror(-ret));
+		}
+		if (ret)
+			break;
+	}
+	return ret;
+}
+
 static int run_stripe(struct bench *b, const struct test *t)
 {
 	struct fi_mrail_policy_attr pol;
 	struct fi_mrail_stats st;
-	struct mrail_stripe stripes[FI_MRAIL_MAX_RAILS];
-	struct bench_ctx ctx = { 0 };
 	uint64_t expect[FI_MRAIL_MAX_RAILS] = { 0 }, tx = 0, rx = 0, total = 0;
-	uint8_t *buf = malloc(t->rdv_size);
+	uint64_t want_tx, want_rx, v;
+	size_t sizes[2] = { t->rdv_size, t->rdv_size2 }, nsizes = t->rdv_size2 ? 2 : 1;
+	size_t big = t->rdv_size > t->rdv_size2 ? t->rdv_size : t->rdv_size2;
+	uint8_t *buf = malloc(big);
+	size_t r, i, per_msg, ctrl = 0;
 	double share_sum = 0;
-	bool exact = false;
-	size_t k, r, at;
-	int n, ret = 0, s;
+	bool exact = true;
+	int ret = 0;
 
 	if (!buf)
 		return -FI_ENOMEM;
 	if (b->is_server && t->set_stripe)
 		set_policy(b, t, false, t->set_stripe);
 	check(get_policy(b, &pol) == 0, "FI_MRAIL_GET_POLICY");
+	/* The sender learns the reader's policy: its split decides. */
+	bench_exchange_u64(b, pol.stripe_policy, &v);
+	if (!b->is_server)
+		pol.stripe_policy = (uint32_t) v;
+	bench_exchange_u64(b, pol.hybrid_threshold, &v);
+	if (!b->is_server)
+		pol.hybrid_threshold = v;
+	bench_exchange_u64(b, (uint64_t) (pol.stripe_ratio * 1e6), &v);
+	if (!b->is_server)
+		pol.stripe_ratio = (double) v / 1e6;
 	check(fi_control(&b->ep->fid, FI_MRAIL_RESET_STATS, NULL) == 0,
 	      "FI_MRAIL_RESET_STATS");
 	bench_sync(b);
-	for (k = 0; k < t->rdv_count; k++) {
-		if (b->is_server) {
-			memset(buf, 0, t->rdv_size);
-			ret = bench_post_recv(b, false, buf, t->rdv_size, 0, &ctx);
-			if (!ret)
-				ret = bench_wait_ctx(b, &ctx);
-			at = mismatch(buf, t->rdv_size, 1000 + k);
-			check_what(!ret && at == t->rdv_size, "rendezvous data",
-				   "message %zu byte %zu", k, at);
-		} else {
-			fill(buf, t->rdv_size, 1000 + k);
-			ret = bench_post_send(b, false, buf, t->rdv_size, 0, &ctx);
-			if (!ret)
-				ret = bench_wait_ctx(b, &ctx);
-			check(!ret, "rendezvous send %zu: %s", k, fi_strerror(-ret));
-		}
-		if (ret)
-			goto out;
+	for (i = 0; i < nsizes && !ret; i++) {
+		ret = stripe_messages(b, buf, sizes[i], t->rdv_count, 1000 + 100 * i);
+		exact = expected_split(&pol, sizes[i], t->rdv_count, expect, &per_msg) &&
+			exact;
+		ctrl += t->rdv_count * per_msg;
 	}
+	if (ret)
+		goto out;
 	bench_sync(b);
 	check(get_stats(b, &st) == 0, "FI_MRAIL_GET_STATS");
 	if (!b->is_server) {
-		/* The client sent one RTS per message and got one ACK each. */
+		/* One RTS per message and one ACK each; and per rail a
+		 * reserving transfer held: our CTS, its RTS and ABORT. */
 		for (r = 0; r < st.rail_count; r++) {
 			tx += st.rail[r].tx_ops;
 			rx += st.rail[r].rx_ops;
 			total += st.rail[r].tx_bytes + st.rail[r].rx_bytes;
 		}
-		check(tx == t->rdv_count && rx == t->rdv_count && total == 0,
-		      "sender: %" PRIu64 " RTS sent, %" PRIu64 " ACKs received, %"
-		      PRIu64 " bytes of eager data (expected %zu, %zu, 0)", tx, rx,
-		      total, t->rdv_count, t->rdv_count);
+		want_tx = t->rdv_count * nsizes + ctrl;
+		want_rx = t->rdv_count * nsizes + 2 * ctrl;
+		check(tx == want_tx && rx == want_rx && total == 0,
+		      "sender: %" PRIu64 " messages sent, %" PRIu64 " received, %"
+		      PRIu64 " bytes of eager data (expected %" PRIu64 ", %" PRIu64
+		      ", 0)", tx, rx, total, want_tx, want_rx);
 		goto out;
-	}
-	if (pol.stripe_policy == FI_MRAIL_STRIPE_EVEN &&
-	    t->rdv_size % (STRIPE_ALIGN * pol.rail_count) == 0) {
-		for (r = 0; r < pol.rail_count; r++)
-			expect[r] = t->rdv_count * (t->rdv_size / pol.rail_count);
-		exact = true;
-	} else if (pol.stripe_policy == FI_MRAIL_STRIPE_WEIGHTED) {
-		n = mrail_stripe_weighted(t->rdv_size, pol.rail_count, pol.weights,
-					  pol.min_stripe, STRIPE_ALIGN, stripes);
-		check(n > 0, "mrail_stripe_weighted's split");
-		for (s = 0; s < n; s++)
-			expect[stripes[s].rail] += t->rdv_count * stripes[s].len;
-		exact = n > 0;
 	}
 	printf("%s: striping %s, rail bytes read:", PROG,
 	       pol.stripe_policy < 6 ? stripe_names[pol.stripe_policy] : "?");
@@ -376,12 +541,391 @@ static int run_stripe(struct bench *b, const struct test *t)
 		      "rail %zu: no errors, nothing in flight", r);
 	}
 	printf("\n");
-	check(total == t->rdv_count * t->rdv_size, "all rails read %" PRIu64
-	      " bytes, expected %zu", total, t->rdv_count * t->rdv_size);
+	check(total == t->rdv_count * (t->rdv_size + t->rdv_size2), "all rails "
+	      "read %" PRIu64 " bytes, expected %zu", total,
+	      t->rdv_count * (t->rdv_size + t->rdv_size2));
 	check(fabs(share_sum - 1.0) < 1e-9, "shares sum to 1 (%.12f)", share_sum);
 out:
+	if (!ret)
+		check_rails_free(b->ep, bench_progress_cb, b, b->is_server ?
+				 "reader" : "sender");
 	bench_sync(b);
 	free(buf);
+	return ret;
+}
+
+/* ---- cross: both ways at once ---- */
+
+static int run_cross(struct bench *b, const struct test *t)
+{
+	size_t n = t->rdv_count, size = t->rdv_size, k, at, r;
+	uint8_t *in = calloc(n, size), *out = malloc(n * size);
+	struct bench_ctx *ctx = calloc(2 * n, sizeof(*ctx));
+	uint64_t self = b->is_server ? 1 : 2, other = 3 - self, total = 0;
+	uint64_t tx0 = b->tx_done, rx0 = b->rx_done;
+	struct fi_mrail_stats st;
+	unsigned used = 0;
+	int ret = 0;
+
+	if (!in || !out || !ctx) {
+		ret = -FI_ENOMEM;
+		goto out;
+	}
+	if (t->set_stripe)
+		set_policy(b, t, false, t->set_stripe);
+	check(fi_control(&b->ep->fid, FI_MRAIL_RESET_STATS, NULL) == 0,
+	      "FI_MRAIL_RESET_STATS");
+	for (k = 0; k < n; k++)
+		fill(out + k * size, size, self * 10000 + k);
+	for (k = 0; k < n && !ret; k++)
+		ret = bench_post_recv(b, true, in + k * size, size, k, &ctx[k]);
+	bench_sync(b);	/* both have their receives posted */
+	for (k = 0; k < n && !ret; k++)
+		ret = bench_post_send(b, true, out + k * size, size, k, &ctx[n + k]);
+	if (!ret)
+		ret = bench_wait(b, &b->tx_done, tx0 + n);
+	if (!ret)
+		ret = bench_wait(b, &b->rx_done, rx0 + n);
+	check(!ret, "%zu sends and %zu receives of %zu bytes completed both "
+	      "ways: %s", n, n, size, fi_strerror(-ret));
+	if (ret)
+		goto out;
+	check(b->tx_done - tx0 == n && b->rx_done - rx0 == n, "exactly %zu send "
+	      "and %zu receive completions (got %" PRIu64 ", %" PRIu64 ")", n, n,
+	      b->tx_done - tx0, b->rx_done - rx0);
+	for (k = 0; k < n; k++) {
+		at = mismatch(in + k * size, size, other * 10000 + k);
+		check_what(at == size, "crossing data", "message %zu byte %zu", k, at);
+	}
+	bench_sync(b);
+	check(get_stats(b, &st) == 0, "FI_MRAIL_GET_STATS");
+	printf("%s: crossing, rail bytes read here:", PROG);
+	for (r = 0; r < st.rail_count; r++) {
+		printf(" %" PRIu64, st.rail[r].rx_bytes);
+		total += st.rail[r].rx_bytes;
+		used += st.rail[r].rx_bytes > 0;
+		check(st.rail[r].errors == 0, "rail %zu: no errors", r);
+	}
+	printf(" (%u rails carried data)\n", used);
+	check(total == n * size, "this side read %" PRIu64 " bytes, expected %zu",
+	      total, n * size);
+	check_rails_free(b->ep, bench_progress_cb, b, "crossing");
+	bench_sync(b);
+out:
+	free(in);
+	free(out);
+	free(ctx);
+	return ret;
+}
+
+/* ---- fanin: several senders, one reader ---- */
+
+#define FANIN_MAX 8
+
+struct fanin {
+	int socks[FANIN_MAX];
+	unsigned nsocks;
+	struct fi_info *info;
+	struct fid_fabric *fabric;
+	struct fid_domain *domain;
+	struct fid_av *av;
+	struct fid_cq *cq;
+	struct fid_ep *ep;
+	fi_addr_t peers[FANIN_MAX];
+	uint64_t tx_done, rx_done, errors;
+};
+
+static int sock_all(int fd, void *buf, size_t len, bool out)
+{
+	uint8_t *p = buf;
+	ssize_t n;
+
+	while (len) {
+		n = out ? write(fd, p, len) : read(fd, p, len);
+		if (n <= 0)
+			return -1;
+		p += n;
+		len -= (size_t) n;
+	}
+	return 0;
+}
+
+static int fanin_connect(struct fanin *f, const char *server, unsigned port)
+{
+	struct addrinfo hints = { .ai_family = AF_INET, .ai_socktype = SOCK_STREAM };
+	struct addrinfo *ai;
+	char service[16];
+	double deadline = now_s() + 30;
+	int fd;
+
+	snprintf(service, sizeof(service), "%u", port);
+	if (getaddrinfo(server, service, &hints, &ai))
+		return -1;
+	for (;;) {
+		fd = socket(AF_INET, SOCK_STREAM, 0);
+		if (fd >= 0 && !connect(fd, ai->ai_addr, ai->ai_addrlen))
+			break;
+		if (fd >= 0)
+			close(fd);
+		fd = -1;
+		if (now_s() > deadline)
+			break;
+		usleep(100000);
+	}
+	freeaddrinfo(ai);
+	f->socks[0] = fd;
+	f->nsocks = fd >= 0;
+	return fd >= 0 ? 0 : -1;
+}
+
+static int fanin_accept(struct fanin *f, unsigned port, unsigned clients)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET,
+				   .sin_port = htons((uint16_t) port) };
+	int one = 1, fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	if (fd < 0)
+		return -1;
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(fd, (struct sockaddr *) &sin, sizeof(sin)) || listen(fd, 8)) {
+		close(fd);
+		return -1;
+	}
+	while (f->nsocks < clients) {
+		f->socks[f->nsocks] = accept(fd, NULL, NULL);
+		if (f->socks[f->nsocks] < 0)
+			break;
+		f->nsocks++;
+	}
+	close(fd);
+	return f->nsocks == clients ? 0 : -1;
+}
+
+static int fanin_open(struct fanin *f)
+{
+	struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_TAGGED, .size = 1024 };
+	struct fi_av_attr av_attr = { .type = FI_AV_TABLE };
+	struct fi_info *hints = fi_allocinfo();
+	uint8_t ours[256], theirs[256];
+	size_t len = sizeof(ours);
+	uint64_t n;
+	unsigned i;
+	int ret;
+
+	if (!hints)
+		return -FI_ENOMEM;
+	hints->ep_attr->type = FI_EP_RDM;
+	hints->caps = FI_MSG | FI_TAGGED;
+	hints->mode = FI_CONTEXT;
+	hints->domain_attr->mr_mode = 0;
+	hints->fabric_attr->prov_name = strdup("mrail");
+	ret = fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, &f->info);
+	fi_freeinfo(hints);
+	if (ret)
+		return ret;
+	if ((ret = fi_fabric(f->info->fabric_attr, &f->fabric, NULL)) ||
+	    (ret = fi_domain(f->fabric, f->info, &f->domain, NULL)) ||
+	    (ret = fi_av_open(f->domain, &av_attr, &f->av, NULL)) ||
+	    (ret = fi_cq_open(f->domain, &cq_attr, &f->cq, NULL)) ||
+	    (ret = fi_endpoint(f->domain, f->info, &f->ep, NULL)) ||
+	    (ret = fi_ep_bind(f->ep, &f->av->fid, 0)) ||
+	    (ret = fi_ep_bind(f->ep, &f->cq->fid, FI_TRANSMIT | FI_RECV)) ||
+	    (ret = fi_enable(f->ep)) ||
+	    (ret = fi_getname(&f->ep->fid, ours, &len)))
+		return ret;
+	for (i = 0; i < f->nsocks; i++) {
+		n = len;
+		if (sock_all(f->socks[i], &n, sizeof(n), true) ||
+		    sock_all(f->socks[i], ours, len, true) ||
+		    sock_all(f->socks[i], &n, sizeof(n), false) || n > sizeof(theirs) ||
+		    sock_all(f->socks[i], theirs, n, false))
+			return -FI_EIO;
+		if (fi_av_insert(f->av, theirs, 1, &f->peers[i], 0, NULL) != 1)
+			return -FI_EINVAL;
+	}
+	return 0;
+}
+
+static void fanin_close(struct fanin *f)
+{
+	unsigned i;
+
+	if (f->ep)
+		fi_close(&f->ep->fid);
+	if (f->cq)
+		fi_close(&f->cq->fid);
+	if (f->av)
+		fi_close(&f->av->fid);
+	if (f->domain)
+		fi_close(&f->domain->fid);
+	if (f->fabric)
+		fi_close(&f->fabric->fid);
+	if (f->info)
+		fi_freeinfo(f->info);
+	for (i = 0; i < f->nsocks; i++)
+		close(f->socks[i]);
+}
+
+static int fanin_progress(void *arg)
+{
+	struct fanin *f = arg;
+	struct fi_cq_tagged_entry e[16];
+	struct fi_cq_err_entry err = { 0 };
+	ssize_t n, i;
+
+	n = fi_cq_read(f->cq, e, 16);
+	if (n == -FI_EAGAIN)
+		return 0;
+	if (n == -FI_EAVAIL) {
+		fi_cq_readerr(f->cq, &err, 0);
+		fprintf(stderr, "%s: error completion: %s\n", PROG,
+			fi_strerror(err.err));
+		f->errors++;
+		return 1;
+	}
+	if (n < 0)
+		return (int) n;
+	for (i = 0; i < n; i++) {
+		if (e[i].flags & FI_RECV)
+			f->rx_done++;
+		else
+			f->tx_done++;
+	}
+	return (int) n;
+}
+
+/* Progresses until *counter reaches target, or 60 s without one more. */
+static int fanin_wait(struct fanin *f, const uint64_t *counter, uint64_t target)
+{
+	double deadline = now_s() + 60;
+	int ret;
+
+	while (*counter < target) {
+		ret = fanin_progress(f);
+		if (ret < 0)
+			return ret;
+		if (ret > 0)
+			deadline = now_s() + 60;
+		else if (now_s() > deadline)
+			return -FI_ETIMEDOUT;
+	}
+	return 0;
+}
+
+static ssize_t fanin_post(struct fanin *f, bool send, void *buf, size_t len,
+			  fi_addr_t peer, uint64_t tag)
+{
+	ssize_t ret;
+
+	do {
+		ret = send ? fi_tsend(f->ep, buf, len, NULL, peer, tag, NULL) :
+			     fi_trecv(f->ep, buf, len, NULL, FI_ADDR_UNSPEC, tag, 0,
+				      NULL);
+		if (ret == -FI_EAGAIN)
+			fanin_progress(f);
+	} while (ret == -FI_EAGAIN);
+	return ret;
+}
+
+static int run_fanin(const struct test *t, const char *server, unsigned port)
+{
+	size_t n = t->rdv_count, size = t->rdv_size, k, at, r;
+	unsigned clients = server ? 1 : t->clients, i;
+	struct fanin f = { .nsocks = 0 };
+	struct fi_mrail_stats st;
+	uint64_t total = 0, idx = 0, done = 0;
+	uint8_t *bufs = NULL, go = 1;
+	unsigned used = 0;
+	int ret;
+
+	ret = server ? fanin_connect(&f, server, port) :
+		       fanin_accept(&f, port, clients);
+	check(!ret, "%s %u control connection(s)", server ? "made" : "accepted",
+	      clients);
+	if (ret)
+		return -FI_EIO;
+	ret = fanin_open(&f);
+	check(!ret, "mrail endpoint open, addresses exchanged: %s",
+	      fi_strerror(-ret));
+	if (ret)
+		goto out;
+	bufs = calloc((size_t) clients * n, size);
+	if (!bufs) {
+		ret = -FI_ENOMEM;
+		goto out;
+	}
+	if (!server) {
+		/* Receives first, then every client is told its index and
+		 * goes: their transfers overlap. */
+		for (i = 0; i < clients && !ret; i++)
+			for (k = 0; k < n && !ret; k++)
+				ret = (int) fanin_post(&f, false, bufs + (i * n + k) * size,
+						       size, 0, (uint64_t) i << 32 | k);
+		for (i = 0; i < clients && !ret; i++) {
+			idx = i;
+			if (sock_all(f.socks[i], &idx, sizeof(idx), true))
+				ret = -FI_EIO;
+		}
+		if (!ret)
+			ret = fanin_wait(&f, &f.rx_done, (uint64_t) clients * n);
+		check(!ret && !f.errors, "%" PRIu64 " of %zu messages from %u "
+		      "senders received: %s", f.rx_done, clients * n, clients,
+		      fi_strerror(-ret));
+		check(f.rx_done == clients * n && f.tx_done == 0, "exactly %zu "
+		      "receive completions (got %" PRIu64 ", %" PRIu64 " sends)",
+		      clients * n, f.rx_done, f.tx_done);
+		for (i = 0; i < clients; i++)
+			for (k = 0; k < n; k++) {
+				at = mismatch(bufs + (i * n + k) * size, size,
+					      (i + 1) * 10000 + k);
+				check_what(at == size, "fan-in data", "sender %u "
+					   "message %zu byte %zu", i, k, at);
+			}
+		if (!get_stats_ep(f.ep, &st)) {
+			printf("%s: fan-in of %u senders, rail bytes read:", PROG,
+			       clients);
+			for (r = 0; r < st.rail_count; r++) {
+				printf(" %" PRIu64, st.rail[r].rx_bytes);
+				total += st.rail[r].rx_bytes;
+				used += st.rail[r].rx_bytes > 0;
+				check(st.rail[r].errors == 0, "rail %zu: no errors", r);
+			}
+			printf(" (%u rails carried data)\n", used);
+			check(total == clients * n * size, "read %" PRIu64 " bytes, "
+			      "expected %zu", total, clients * n * size);
+		}
+		check_rails_free(f.ep, fanin_progress, &f, "fan-in reader");
+		/* The senders may close once their rails are free too. */
+		for (i = 0; i < clients; i++) {
+			if (sock_all(f.socks[i], &done, sizeof(done), false))
+				ret = -FI_EIO;
+			sock_all(f.socks[i], &go, 1, true);
+		}
+	} else {
+		if (sock_all(f.socks[0], &idx, sizeof(idx), false)) {
+			ret = -FI_EIO;
+			goto out;
+		}
+		for (k = 0; k < n; k++)
+			fill(bufs + k * size, size, (idx + 1) * 10000 + k);
+		for (k = 0; k < n && !ret; k++)
+			ret = (int) fanin_post(&f, true, bufs + k * size, size,
+					       f.peers[0], idx << 32 | k);
+		if (!ret)
+			ret = fanin_wait(&f, &f.tx_done, n);
+		check(!ret && !f.errors && f.tx_done == n, "sender %" PRIu64 ": "
+		      "exactly %zu send completions (got %" PRIu64 "): %s", idx, n,
+		      f.tx_done, fi_strerror(-ret));
+		check_rails_free(f.ep, fanin_progress, &f, "fan-in sender");
+		done = 1;
+		sock_all(f.socks[0], &done, sizeof(done), true);
+		/* Keep serving reads until the reader has everything. */
+		while (!ret && read(f.socks[0], &go, 1) < 0)
+			;
+	}
+out:
+	free(bufs);
+	fanin_close(&f);
 	return ret;
 }
 
@@ -406,8 +950,8 @@ static void bad_set(struct bench *b, const char *what,
 
 static void spoil_mux(struct fi_mrail_policy_attr *a) { a->mux_policy = 99; }
 static void spoil_stripe(struct fi_mrail_policy_attr *a) { a->stripe_policy = 77; }
-static void spoil_dynamic(struct fi_mrail_policy_attr *a) { a->stripe_policy = FI_MRAIL_STRIPE_DYNAMIC; }
-static void spoil_hybrid(struct fi_mrail_policy_attr *a) { a->stripe_policy = FI_MRAIL_STRIPE_HYBRID; }
+static void spoil_threshold(struct fi_mrail_policy_attr *a) { a->hybrid_threshold = (1ull << 40) + 1; }
+static void spoil_ratio_nan(struct fi_mrail_policy_attr *a) { a->stripe_ratio = NAN; }
 static void spoil_zero_weights(struct fi_mrail_policy_attr *a) { memset(a->weights, 0, sizeof(a->weights)); }
 static void spoil_big_weight(struct fi_mrail_policy_attr *a) { a->weights[0] = (1u << 20) + 1; }
 static void spoil_extra_weight(struct fi_mrail_policy_attr *a) { a->weights[FI_MRAIL_MAX_RAILS - 1] = 1; }
@@ -428,8 +972,8 @@ static int run_control(struct bench *b)
 
 	bad_set(b, "mux_policy 99", spoil_mux);
 	bad_set(b, "stripe_policy 77", spoil_stripe);
-	bad_set(b, "stripe_policy dynamic (not wired)", spoil_dynamic);
-	bad_set(b, "stripe_policy hybrid (not wired)", spoil_hybrid);
+	bad_set(b, "hybrid_threshold above the largest message", spoil_threshold);
+	bad_set(b, "stripe_ratio NaN", spoil_ratio_nan);
 	bad_set(b, "all weights 0", spoil_zero_weights);
 	bad_set(b, "a weight above 2^20", spoil_big_weight);
 	bad_set(b, "a weight beyond the rail count", spoil_extra_weight);
@@ -482,9 +1026,10 @@ static int getinfo_only(void)
 
 static void usage(const char *argv0)
 {
-	printf("usage: %s [-E PORT] -x mux|stripe|control [-c COUNTS] [-s SIZE]\n"
-	       "          [-n MSGS] [-S SIZE] [-P MUX] [-X STRIPE] [-w W0,W1,..]\n"
-	       "          [-W WINDOW] [SERVER]\n"
+	printf("usage: %s [-E PORT] -x mux|stripe|cross|fanin|control [-c COUNTS]\n"
+	       "          [-s SIZE] [-n MSGS] [-S SIZE] [-L SIZE] [-k CLIENTS]\n"
+	       "          [-P MUX] [-X STRIPE] [-w W0,W1,..] [-W WINDOW]\n"
+	       "          [-r STRIPE_RATIO] [-T HYBRID_THRESHOLD] [SERVER]\n"
 	       "       %s -g   (fi_getinfo for mrail only)\n", argv0, argv0);
 }
 
@@ -505,7 +1050,8 @@ static int parse_list(const char *text, size_t *out, size_t max, size_t *n)
 int main(int argc, char **argv)
 {
 	struct test t = { .msg_size = 1000, .rdv_size = 1 << 20, .rdv_count = 2,
-			  .checkpoints = { 4, 8, 12 }, .ncheckpoints = 3 };
+			  .checkpoints = { 4, 8, 12 }, .ncheckpoints = 3,
+			  .ratio = -1, .threshold = -1, .clients = 2 };
 	struct bench b = { .prog = PROG };
 	struct bench_opts o;
 	size_t list[FI_MRAIL_MAX_RAILS], i;
@@ -513,7 +1059,7 @@ int main(int argc, char **argv)
 	int opt, ret;
 
 	bench_opts_init(&o, "8", DEFAULT_PORT);
-	while ((opt = getopt(argc, argv, "E:x:c:s:n:S:P:X:w:W:gh")) != -1) {
+	while ((opt = getopt(argc, argv, "E:x:c:s:n:S:L:r:T:k:P:X:w:W:gh")) != -1) {
 		if (opt != 'E' && opt != 'g' && opt != 'h' &&
 		    strlen(tool_options) + strlen(optarg) + 8 < sizeof(tool_options))
 			snprintf(tool_options + strlen(tool_options),
@@ -530,6 +1076,10 @@ int main(int argc, char **argv)
 		case 's': t.msg_size = strtoull(optarg, NULL, 0); break;
 		case 'n': t.rdv_count = strtoull(optarg, NULL, 0); break;
 		case 'S': t.rdv_size = strtoull(optarg, NULL, 0); break;
+		case 'L': t.rdv_size2 = strtoull(optarg, NULL, 0); break;
+		case 'r': t.ratio = atof(optarg); break;
+		case 'T': t.threshold = strtoll(optarg, NULL, 0); break;
+		case 'k': t.clients = (unsigned) atoi(optarg); break;
 		case 'P': t.set_mux = optarg; break;
 		case 'X': t.set_stripe = optarg; break;
 		case 'w':
@@ -547,8 +1097,17 @@ int main(int argc, char **argv)
 	}
 	if (optind < argc)
 		o.server = argv[optind++];
-	if (optind < argc || !t.what || !t.msg_size || !t.rdv_size)
+	if (optind < argc || !t.what || !t.msg_size || !t.rdv_size ||
+	    !t.clients || t.clients > FANIN_MAX)
 		goto bad;
+	if (!strcmp(t.what, "fanin")) {
+		ret = run_fanin(&t, o.server, o.port);
+		if (ret)
+			printf("%s: test fanin stopped: %s\n", PROG, fi_strerror(-ret));
+		printf("%s: %d of %d checks passed\n", PROG,
+		       check_count - check_failures, check_count);
+		return ret || check_failures ? 1 : 0;
+	}
 	ret = bench_open(&b, &o, tool_options);
 	if (ret)
 		return 2;
@@ -556,6 +1115,8 @@ int main(int argc, char **argv)
 		ret = run_mux(&b, &t);
 	else if (!strcmp(t.what, "stripe"))
 		ret = run_stripe(&b, &t);
+	else if (!strcmp(t.what, "cross"))
+		ret = run_cross(&b, &t);
 	else if (!strcmp(t.what, "control"))
 		ret = run_control(&b);
 	else

@@ -109,22 +109,10 @@ static void open_objects(const char *prov)
 	struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_TAGGED, .size = 256,
 				      .wait_obj = FI_WAIT_UNSPEC };
 	struct fi_av_attr av_attr = { .type = FI_AV_TABLE };
-	struct fi_info *hints = fi_allocinfo();
 	int ret;
 
-	hints->caps = FI_MSG | FI_TAGGED | FI_RMA | FI_ATOMIC | FI_READ | FI_WRITE |
-		      FI_REMOTE_READ | FI_REMOTE_WRITE | FI_TRIGGER;
-	hints->ep_attr->type = FI_EP_RDM;
-	hints->domain_attr->mr_mode = 0;
-	if (auto_progress) {
-		hints->domain_attr->data_progress = FI_PROGRESS_AUTO;
-		hints->domain_attr->control_progress = FI_PROGRESS_AUTO;
-	}
-	hints->fabric_attr->prov_name = strdup(prov);
-	ret = fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, &info);
-	if (ret)
-		ctl_die("fi_getinfo (FI_TRIGGER asked)", ret);
-	fi_freeinfo(hints);
+	info = ctl_getinfo(prov, FI_MSG | FI_TAGGED | FI_RMA | FI_ATOMIC | FI_READ |
+			   FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE | FI_TRIGGER, 0, auto_progress);
 	if ((ret = fi_fabric(info->fabric_attr, &fabric, NULL)) ||
 	    (ret = fi_domain(fabric, info, &domain, NULL)) ||
 	    (ret = fi_av_open(domain, &av_attr, &av, NULL)) ||

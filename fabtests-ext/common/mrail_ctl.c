@@ -166,3 +166,31 @@ void ctl_meet(const char *dir, unsigned rank, unsigned n, struct fid_ep *ep,
 			ctl_die("fi_av_insert of a rank's name", ret < 0 ? ret : -FI_EINVAL);
 	}
 }
+
+struct fi_info *ctl_getinfo(const char *prov, uint64_t caps, uint64_t mr_mode,
+			    bool auto_progress)
+{
+	struct fi_info *hints = fi_allocinfo(), *info;
+	char what[256];
+	int ret;
+
+	if (!hints)
+		ctl_die("fi_allocinfo", ENOMEM);
+	hints->caps = caps;
+	hints->mode = FI_CONTEXT;
+	hints->ep_attr->type = FI_EP_RDM;
+	hints->domain_attr->mr_mode = (int) mr_mode;
+	if (auto_progress) {
+		hints->domain_attr->data_progress = FI_PROGRESS_AUTO;
+		hints->domain_attr->control_progress = FI_PROGRESS_AUTO;
+	}
+	hints->fabric_attr->prov_name = strdup(prov);
+	ret = fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, &info);
+	fi_freeinfo(hints);
+	if (ret) {
+		snprintf(what, sizeof(what), "fi_getinfo of %s for %s", prov,
+			 fi_tostr(&caps, FI_TYPE_CAPS));
+		ctl_die(what, ret);
+	}
+	return info;
+}

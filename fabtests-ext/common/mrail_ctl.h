@@ -8,7 +8,9 @@
 #ifndef MRAIL_CTL_H
 #define MRAIL_CTL_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include <rdma/fabric.h>
 #include <rdma/fi_domain.h>
@@ -33,6 +35,15 @@ void ctl_read(int sock, void *buf, size_t len, void (*progress)(void));
 
 /* Sends ep's name over sock, inserts the peer's into av: its fi_addr. */
 fi_addr_t ctl_swap_names(int sock, struct fid_ep *ep, struct fid_av *av);
+
+/*
+ * fi_getinfo for an FI_EP_RDM endpoint of provider prov with caps, mode
+ * FI_CONTEXT allowed, memory registration mode bits mr_mode, and with
+ * auto_progress FI_PROGRESS_AUTO for data and control. Fatal on failure,
+ * saying which capabilities were asked.
+ */
+struct fi_info *ctl_getinfo(const char *prov, uint64_t caps, uint64_t mr_mode,
+			    bool auto_progress);
 
 /*
  * Processes of one machine meet through a directory they all see: rank

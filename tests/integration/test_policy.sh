@@ -10,6 +10,19 @@
 #     per rail exactly the bytes of mrail_stripe_weighted's split of 1 MiB
 #     messages, by variable and at run time; adaptive and local_dynamic
 #     deliver every byte with shares summing to 1;
+#   - dynamic striping (rails reserved at both ends, RSV messages): one
+#     message at a time reads exactly an even split over every rail
+#     (stripe_ratio 1) or each message whole on the rails in turn (ratio 0),
+#     the sender answers exactly one CTS per rail held and gets one RTS and
+#     one ABORT per rail; hybrid: messages up to FI_MRAIL_HYBRID_THRESHOLD
+#     whole on the rails in turn, longer ones even over every rail, exactly;
+#     on 2 and 4 rails, by variables and at run time;
+#   - crossing transfers (both sides send 1 MiB messages to each other at
+#     once, their reservations in conflict), and two senders to one reader
+#     (3 hosts): every byte checked, exact completion counts, every byte
+#     read once; FI_RMA's functional test under dynamic and hybrid;
+#   - after each, every rail of every endpoint is FREE again (nothing left
+#     reserved) and no transfer had to go unreserved (no timeout warning);
 #   - fi_control with bad input: -FI_EINVAL, policy unchanged;
 #   - a bad FI_MRAIL_* value makes fi_getinfo fail, with a warning that
 #     names the variable and the value.
@@ -23,6 +36,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 require_root
 build=${MRAIL_BUILD:?set MRAIL_BUILD to a built tree}
 prog=$build/fabtests-ext/fi_mrail_policy
+rma_prog=$build/fabtests-ext/fi_mrail_rma
 port=47830
 
 testbed_cleanup_on_exit
@@ -32,6 +46,59 @@ pair() { # NAME ARGS... (FI_MRAIL_* from the caller's environment)
 	shift
 	port=$((port + 1))
 	run_pair "$name" 120 '' "$prog" -E $port "$@"
+}
+
+# The reservations of the last pair ran their course: no timeout, no
+# transfer that went unreserved (mrail warns of both).
+reserved_in_time() { # NAME LOGS...
+	local name=$1
+	shift
+	if grep -hE 'did not answer a rail reservation|unreserved' "$@" >/dev/null 2>&1; then
+		fail "$name: reservations in time" "$(grep -hE 'did not answer|unreserved' "$@" | head -2)"
+	else
+		pass "$name: reservations in time"
+	fi
+}
+
+dyn_pair() { # NAME ARGS...
+	pair "$@" && reserved_in_time "$1" "$PAIR_LOGS/server" "$PAIR_LOGS/client"
+}
+
+rma_pair() { # NAME (FI_MRAIL_* from the caller's environment)
+	port=$((port + 1))
+	run_pair "$1" 300 '' "$rma_prog" -E $port &&
+		reserved_in_time "$1" "$PAIR_LOGS/server" "$PAIR_LOGS/client"
+}
+
+# fanin NAME ARGS...: one reader on h1, senders on h2 and h3, one mrail
+# endpoint each (FI_MRAIL_* from the caller's environment).
+fanin() {
+	local name=$1 logs srv c2 c3 ok tool=fi_mrail_policy
+	shift
+	local run=(env FI_PROVIDER_PATH="$build/.libs" LD_PRELOAD="${MRAIL_PRELOAD:-}"
+		   FI_LOG_LEVEL=warn "$prog" -x fanin -k 2 -E $((++port)) "$@")
+
+	logs=$(mktemp -d "$TEST_LOGDIR/fanin.XXXXXX")
+	timeout 180 "$TESTBED" exec 1 "${run[@]}" >"$logs/server" 2>&1 &
+	srv=$!
+	sleep 0.5
+	timeout 180 "$TESTBED" exec 2 "${run[@]}" 198.18.1.1 >"$logs/client2" 2>&1 &
+	c2=$!
+	timeout 180 "$TESTBED" exec 3 "${run[@]}" 198.18.1.1 >"$logs/client3" 2>&1
+	c3=$?
+	wait $c2
+	c2=$?
+	wait $srv
+	srv=$?
+	ok="^$tool: ([0-9]+) of \\1 checks passed"
+	if [[ $srv -eq 0 && $c2 -eq 0 && $c3 -eq 0 ]] && grep -qE "$ok" "$logs/server" &&
+	   grep -qE "$ok" "$logs/client2" && grep -qE "$ok" "$logs/client3"; then
+		pass "$name: $(grep -h 'fan-in of' "$logs/server" | sed "s/^$tool: //")"
+		reserved_in_time "$name" "$logs"/*
+	else
+		fail "$name" "server exit $srv, senders exit $c2 $c3: $(grep -hE \
+			'FAIL|checks|rror|sanitizer|signal' "$logs"/* | head -8)"
+	fi
 }
 
 # bad_env NAME VAR=VALUE... EXPECTED-LOG-TEXT: fi_getinfo must fail (exit 3)
@@ -77,11 +144,27 @@ FI_MRAIL_STRIPE_POLICY=adaptive FI_MRAIL_ADAPTIVE_ALPHA=0.3 \
 pair "local_dynamic striping by FI_MRAIL_SET_POLICY" -x stripe -n 3 -X local_dynamic
 pair "fi_control with bad input" -x control
 
+FI_MRAIL_STRIPE_POLICY=dynamic \
+	dyn_pair "dynamic striping by variable, 1 MiB, 2 rails" -x stripe -n 4
+FI_MRAIL_STRIPE_POLICY=dynamic FI_MRAIL_STRIPE_RATIO=0 \
+	dyn_pair "dynamic striping, ratio 0: one rail each, in turn" -x stripe -n 4
+dyn_pair "dynamic striping by FI_MRAIL_SET_POLICY" -x stripe -n 4 -X dynamic
+FI_MRAIL_STRIPE_POLICY=hybrid FI_MRAIL_HYBRID_THRESHOLD=262144 \
+	dyn_pair "hybrid: 60 KiB whole, 1 MiB over both rails" -x stripe -n 4 -L 61440
+dyn_pair "hybrid by FI_MRAIL_SET_POLICY, threshold 128 KiB" -x stripe -n 4 -L 122880 -X hybrid -T 131072
+FI_MRAIL_STRIPE_POLICY=dynamic \
+	dyn_pair "dynamic: crossing transfers, 8 x 1 MiB each way" -x cross -n 8
+FI_MRAIL_STRIPE_POLICY=hybrid FI_MRAIL_HYBRID_THRESHOLD=262144 \
+	dyn_pair "hybrid: crossing transfers, 8 x 1 MiB each way" -x cross -n 8
+FI_MRAIL_STRIPE_POLICY=dynamic rma_pair "fi_mrail_rma under dynamic striping"
+FI_MRAIL_STRIPE_POLICY=hybrid FI_MRAIL_HYBRID_THRESHOLD=65536 \
+	rma_pair "fi_mrail_rma under hybrid striping"
+
 bad_env "bad FI_MRAIL_POLICY" FI_MRAIL_POLICY=fastest 'FI_MRAIL_POLICY="fastest" is invalid'
 bad_env "striping name in FI_MRAIL_POLICY" FI_MRAIL_POLICY=even 'FI_MRAIL_POLICY="even" is invalid'
 bad_env "bad FI_MRAIL_STRIPE_POLICY" FI_MRAIL_STRIPE_POLICY=zigzag 'FI_MRAIL_STRIPE_POLICY="zigzag" is invalid'
-bad_env "FI_MRAIL_STRIPE_POLICY=dynamic not wired" FI_MRAIL_STRIPE_POLICY=dynamic 'not wired in this release'
-bad_env "FI_MRAIL_STRIPE_POLICY=hybrid not wired" FI_MRAIL_STRIPE_POLICY=hybrid 'FI_MRAIL_STRIPE_POLICY="hybrid" is invalid'
+bad_env "bad FI_MRAIL_HYBRID_THRESHOLD" FI_MRAIL_STRIPE_POLICY=hybrid FI_MRAIL_HYBRID_THRESHOLD=64k 'FI_MRAIL_HYBRID_THRESHOLD="64k" is invalid'
+bad_env "FI_MRAIL_HYBRID_THRESHOLD above the largest message" FI_MRAIL_HYBRID_THRESHOLD=1099511627777 'FI_MRAIL_HYBRID_THRESHOLD="1099511627777" is invalid'
 bad_env "FI_MRAIL_WEIGHTS count != rails" FI_MRAIL_WEIGHTS=1,2,3 'FI_MRAIL_WEIGHTS="1,2,3" is invalid: 3 weights for 2 rails'
 bad_env "bad FI_MRAIL_WEIGHTS" FI_MRAIL_WEIGHTS=0,0 'FI_MRAIL_WEIGHTS="0,0" is invalid'
 bad_env "bad FI_MRAIL_WINDOW" FI_MRAIL_WINDOW=0 'FI_MRAIL_WINDOW="0" is invalid'
@@ -97,5 +180,20 @@ FI_MRAIL_POLICY=weighted FI_MRAIL_WEIGHTS=1,2,3,4 \
 	pair "weighted 1,2,3,4 over 4 rails" -x mux -c 10,40
 pair "even striping over 4 rails, 1 MiB" -x stripe -n 2
 pair "weighted striping 4,2,1,1 by FI_MRAIL_SET_POLICY, 4 rails" -x stripe -n 2 -X weighted -w 4,2,1,1
+FI_MRAIL_STRIPE_POLICY=dynamic \
+	dyn_pair "dynamic striping over 4 rails, 1 MiB" -x stripe -n 4
+FI_MRAIL_STRIPE_POLICY=hybrid FI_MRAIL_HYBRID_THRESHOLD=262144 \
+	dyn_pair "hybrid over 4 rails: 60 KiB whole, 1 MiB over all" -x stripe -n 4 -L 61440
+FI_MRAIL_STRIPE_POLICY=dynamic \
+	dyn_pair "dynamic: crossing transfers over 4 rails" -x cross -n 8
+
+"$TESTBED" up --hosts 3 --rails 2 >/dev/null || fail testbed "up failed"
+FI_MRAIL_STRIPE_POLICY=dynamic fanin "dynamic: two senders, one reader, 2 rails, 8 x 1 MiB each" -n 8
+FI_MRAIL_STRIPE_POLICY=dynamic FI_MRAIL_STRIPE_RATIO=0 \
+	fanin "dynamic, ratio 0: two senders, one rail each at a time" -n 8
+FI_MRAIL_STRIPE_POLICY=hybrid FI_MRAIL_HYBRID_THRESHOLD=262144 \
+	fanin "hybrid: two senders, one reader, 2 rails" -n 8
+"$TESTBED" up --hosts 3 --rails 4 >/dev/null || fail testbed "up failed"
+FI_MRAIL_STRIPE_POLICY=dynamic fanin "dynamic: two senders, one reader, 4 rails, 8 x 1 MiB each" -n 8
 
 finish

@@ -606,7 +606,7 @@ Test(wire_hdr_frame, sender_key_zero)
 
 Test(wire_hdr_rules, unknown_op)
 {
-	static const uint8_t ops[] = { 0, 11, 14, 0x7f, 0xff };
+	static const uint8_t ops[] = { 0, 14, 0x7f, 0xff };
 	struct mrail_wire_hdr hdr;
 	struct test_msg m;
 	char want[64];
@@ -985,7 +985,7 @@ Test(wire_hdr_args, error_buffer_optional_and_bounded)
 	struct test_msg m;
 
 	raw_valid_msg(&m, MRAIL_OP_EAGER, 0, 0);
-	m.bytes[1] = 11;
+	m.bytes[1] = 0x7f;
 	cr_assert_eq(mrail_wire_hdr_decode(m.bytes, m.len, &test_limits, &hdr,
 					   NULL, 0), -EINVAL);
 	memset(err, 'x', sizeof(err));

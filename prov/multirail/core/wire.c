@@ -158,6 +158,7 @@ static const struct wire_op_rules wire_ops[] = {
 	},
 	[MRAIL_OP_ATOMIC_RESP] = { .name = "ATOMIC_RESP", .needs_req_id = true },
 	[MRAIL_OP_CREDIT] = { .name = "CREDIT" },
+	[MRAIL_OP_RSV] = { .name = "RSV" },
 	[MRAIL_OP_PROBE] = { .name = "PROBE" },
 	[MRAIL_OP_COLL] = { .name = "COLL" },
 };
@@ -203,8 +204,8 @@ static int check_op_and_flags(const struct wire_err *err,
 		return wire_refuse(err, -EINVAL,
 			"unknown op %u (expected %d..%d: EAGER, RTS, ACK, "
 			"HELLO, WRITE, READ_REQ, READ_RESP, ATOMIC, "
-			"ATOMIC_RESP or CREDIT, or %d: COLL, %d: PROBE)",
-			hdr->op, MRAIL_OP_EAGER, MRAIL_OP_CREDIT, MRAIL_OP_COLL,
+			"ATOMIC_RESP, CREDIT or RSV, or %d: COLL, %d: PROBE)",
+			hdr->op, MRAIL_OP_EAGER, MRAIL_OP_RSV, MRAIL_OP_COLL,
 			MRAIL_OP_PROBE);
 	stray = hdr->flags & ~(unsigned) (*rules)->flags;
 	if (stray)
@@ -327,6 +328,12 @@ static int check_payload_shape(const struct wire_err *err,
 				"ATOMIC_RESP payload of %" PRIu32 " bytes, "
 				"expected %d + the result data", len,
 				MRAIL_WIRE_ATOMIC_RESP_LEN);
+		return 0;
+	case MRAIL_OP_RSV:
+		if (len != MRAIL_WIRE_RSV_LEN)
+			return wire_refuse(err, -EINVAL,
+				"RSV payload of %" PRIu32 " bytes, expected %d",
+				len, MRAIL_WIRE_RSV_LEN);
 		return 0;
 	case MRAIL_OP_COLL:
 		if (len < MRAIL_WIRE_COLL_LEN ||
@@ -1077,6 +1084,80 @@ int mrail_wire_atomic_resp_decode(const void *payload, size_t len,
 	*status = value;
 	*result_len = len - MRAIL_WIRE_ATOMIC_RESP_LEN;
 	*result = *result_len ? p + MRAIL_WIRE_ATOMIC_RESP_LEN : NULL;
+	return 0;
+}
+
+/* ---- RSV ---- */
+
+#define RSV_TYPE		0
+#define RSV_RESERVED		1
+#define RSV_SEQ			4
+#define RSV_COUNTER		8
+#define RSV_RESERVED2		12
+
+static int rsv_check(const struct wire_err *err, unsigned type, int32_t counter)
+{
+	if (type > MRAIL_RSV_MSG_ACK)
+		return wire_refuse(err, -EINVAL,
+			"RSV type %u is unknown (expected 0..%d: RTS, CTS, "
+			"NACK, ABORT or ACK)", type, MRAIL_RSV_MSG_ACK);
+	if (type != MRAIL_RSV_MSG_RTS && counter)
+		return wire_refuse(err, -EINVAL,
+			"RSV type %u carries counter %" PRId32 ", expected 0 "
+			"(only an RTS carries one)", type, counter);
+	return 0;
+}
+
+int mrail_wire_rsv_encode(const struct mrail_rsv_msg *msg, void *buf, size_t len)
+{
+	uint8_t *p = buf;
+
+	if (!msg || rsv_check(NULL, (unsigned) msg->type, msg->counter))
+		return -EINVAL;
+	if (len < MRAIL_WIRE_RSV_LEN)
+		return -ENOSPC;
+	if (!buf)
+		return -EINVAL;
+	memset(p, 0, MRAIL_WIRE_RSV_LEN);
+	p[RSV_TYPE] = (uint8_t) msg->type;
+	put_le32(&p[RSV_SEQ], msg->seq);
+	put_le32(&p[RSV_COUNTER], i32_to_bits(msg->counter));
+	return MRAIL_WIRE_RSV_LEN;
+}
+
+int mrail_wire_rsv_decode(const void *payload, size_t len,
+			  struct mrail_rsv_msg *msg, char *err, size_t err_len)
+{
+	const struct wire_err werr = { .buf = err, .len = err_len };
+	const uint8_t *p = payload;
+	int32_t counter;
+	unsigned i;
+	int ret;
+
+	if (!msg)
+		return wire_refuse(&werr, -EINVAL, "no RSV message to decode into");
+	memset(msg, 0, sizeof(*msg));
+	if (len != MRAIL_WIRE_RSV_LEN || !p)
+		return wire_refuse(&werr, -EINVAL,
+			"RSV payload of %zu bytes, expected %d", len,
+			MRAIL_WIRE_RSV_LEN);
+	for (i = RSV_RESERVED; i < RSV_SEQ; i++) {
+		if (p[i])
+			return wire_refuse(&werr, -EINVAL,
+				"RSV reserved byte %u is 0x%02x, expected 0",
+				i, p[i]);
+	}
+	if (get_le32(&p[RSV_RESERVED2]))
+		return wire_refuse(&werr, -EINVAL,
+			"RSV reserved word is 0x%08" PRIx32 ", expected 0",
+			get_le32(&p[RSV_RESERVED2]));
+	counter = i32_from_bits(get_le32(&p[RSV_COUNTER]));
+	ret = rsv_check(&werr, p[RSV_TYPE], counter);
+	if (ret)
+		return ret;
+	msg->type = (enum mrail_rsv_msg_type) p[RSV_TYPE];
+	msg->seq = get_le32(&p[RSV_SEQ]);
+	msg->counter = counter;
 	return 0;
 }
 

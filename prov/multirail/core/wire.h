@@ -43,6 +43,14 @@
  *   ATOMIC_RESP  i32 status (0 or a negative errno), u32 reserved zero;
  *          with status 0 then exactly the result bytes of a fetch or
  *          compare atomic (none for a plain one); an error carries none
+ *   RSV    a rail reservation message (seed 000 Alg. 2-4, core/reserve.h),
+ *          about the rail it travels on; from is the header's sender key,
+ *          to is the receiver. No seq, no req_id, no credit:
+ *            0  u8   type (enum mrail_rsv_msg_type: RTS 0 .. ACK 4)
+ *            1  u8[3] reserved, zero
+ *            4  u32  seq: the requester's number of the request
+ *            8  i32  counter: RTS the requester's priority counter, else 0
+ *           12  u32  reserved, zero
  *
  * RMA descriptor (the target's region, as the application named it):
  *   0  u64  key
@@ -79,6 +87,7 @@
 
 #include "atomic.h"
 #include "mrail_limits.h"
+#include "reserve.h"
 
 #define MRAIL_WIRE_VERSION 2
 #define MRAIL_WIRE_HDR_LEN 48
@@ -89,6 +98,7 @@
 #define MRAIL_WIRE_CREDIT_LEN 8
 #define MRAIL_WIRE_ATOMIC_LEN 32
 #define MRAIL_WIRE_ATOMIC_RESP_LEN 8
+#define MRAIL_WIRE_RSV_LEN 16
 
 enum mrail_wire_op {
 	MRAIL_OP_EAGER = 1,	/* a whole message inline */
@@ -101,8 +111,8 @@ enum mrail_wire_op {
 	MRAIL_OP_ATOMIC = 8,	/* an atomic the target applies itself */
 	MRAIL_OP_ATOMIC_RESP = 9,	/* its outcome, and the fetched values */
 	MRAIL_OP_CREDIT = 10,	/* flow control: the sender may send more */
+	MRAIL_OP_RSV = 11,	/* rail reservation control (core/reserve.h) */
 	MRAIL_OP_COLL = 12,	/* one step of a collective (fi_collective) */
-	/* 11 is taken by the reservation protocol. */
 	MRAIL_OP_PROBE = 13,	/* liveness: no payload, nothing to answer */
 };
 
@@ -305,6 +315,19 @@ int mrail_wire_atomic_resp_encode(int32_t status, void *buf, size_t len);
 int mrail_wire_atomic_resp_decode(const void *payload, size_t len,
 				  int32_t *status, const uint8_t **result,
 				  size_t *result_len, char *err, size_t err_len);
+
+/*
+ * RSV payload (MRAIL_WIRE_RSV_LEN bytes). Encode writes msg's type, seq and
+ * counter (from and to are not on the wire: the header names the sender,
+ * the rail reaches the receiver) and returns MRAIL_WIRE_RSV_LEN, -ENOSPC,
+ * or -EINVAL for an unknown type or a nonzero counter on anything but an
+ * RTS. Decode checks the same rules, the length and the reserved bytes,
+ * and returns 0 with from and to zero, or -EINVAL (msg zeroed, err says
+ * why).
+ */
+int mrail_wire_rsv_encode(const struct mrail_rsv_msg *msg, void *buf, size_t len);
+int mrail_wire_rsv_decode(const void *payload, size_t len,
+			  struct mrail_rsv_msg *msg, char *err, size_t err_len);
 
 /*
  * COLL: one signal of a collective operation (src/mrail_coll.c). Not

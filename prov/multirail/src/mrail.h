@@ -68,6 +68,7 @@ struct mrail_env {
 	char *min_stripe;	/* FI_MRAIL_MIN_STRIPE */
 	char *stripe_ratio;	/* FI_MRAIL_STRIPE_RATIO */
 	char *peer_timeout;	/* FI_MRAIL_PEER_TIMEOUT, checked by getinfo */
+	char *hybrid_threshold;	/* FI_MRAIL_HYBRID_THRESHOLD */
 	char *barrier;		/* FI_MRAIL_BARRIER, NULL: dissemination */
 };
 extern struct mrail_env mrail_env;
@@ -319,6 +320,7 @@ struct mrail_rdv_recv;
 struct mrail_pending_ack;
 struct mrail_hello;
 struct mrail_stranger_msg;
+struct mrail_rsv_ep;
 
 /* A bounce buffer on a rail. */
 struct mrail_rail_buf {
@@ -437,6 +439,7 @@ struct mrail_ep {
 	struct mrail_live_peer *live;
 	uint64_t live_timeout_ns;
 	uint64_t live_next_check_ns;
+	struct mrail_rsv_ep *rsv;	/* rail reservations (mrail_reserve.c), or NULL */
 	/* Collectives (mrail_coll.c): the EQ fi_ep_bind gave (where
 	 * FI_JOIN_COMPLETE goes), and the groups and their operations. */
 	struct mrail_eq *eq;

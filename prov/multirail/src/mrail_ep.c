@@ -144,7 +144,8 @@ size_t mrail_ep_progress(struct mrail_ep *ep)
 	/* Collective signals first: they must not wait behind bulk work. */
 	if (ep->coll)
 		mrail_coll_progress(ep);
-	if (ep->rdv_recvs || ep->pending_acks)
+	/* ep->rsv: reservation messages may wait for a buffer. */
+	if (ep->rdv_recvs || ep->pending_acks || ep->rsv)
 		mrail_rdv_progress(ep);
 	if (ep->hellos)
 		mrail_hello_progress(ep);

@@ -58,8 +58,10 @@ static void mrail_define_params(void)
 			"Striping policy: how a large transfer is split over the "
 			"rails. even (default), weighted (FI_MRAIL_WEIGHTS), "
 			"adaptive (shares from measured rail speeds), "
-			"local_dynamic (idle rails, FI_MRAIL_STRIPE_RATIO). "
-			"dynamic and hybrid are not wired in this release.");
+			"local_dynamic (idle rails, FI_MRAIL_STRIPE_RATIO), "
+			"dynamic (rails reserved at both ends, "
+			"FI_MRAIL_STRIPE_RATIO), hybrid (whole up to "
+			"FI_MRAIL_HYBRID_THRESHOLD, else dynamic).");
 	fi_param_define(&mrail_prov, "weights", FI_PARAM_STRING,
 			"Weights of the weighted policies: one integer 0..%u per "
 			"rail, comma-separated, in rail order, not all 0 (e.g. "
@@ -76,7 +78,7 @@ static void mrail_define_params(void)
 			"rail is handed less of a transfer.",
 			(unsigned long long) MRAIL_RDV_MIN_STRIPE);
 	fi_param_define(&mrail_prov, "stripe_ratio", FI_PARAM_STRING,
-			"Share of the idle rails local_dynamic striping uses, 0 "
+			"Share of the idle rails local_dynamic and dynamic striping use, 0 "
 			"(one rail) to 1 (all, default).");
 	fi_param_define(&mrail_prov, "peer_timeout", FI_PARAM_STRING,
 			"Seconds a peer's rails may refuse every message (while "
@@ -84,6 +86,10 @@ static void mrail_define_params(void)
 			"taken for dead and its operations fail with "
 			"FI_EHOSTUNREACH; 0 never gives up (default %d).",
 			MRAIL_LIVE_TIMEOUT_DEFAULT_S);
+	fi_param_define(&mrail_prov, "hybrid_threshold", FI_PARAM_STRING,
+			"Hybrid striping: longest transfer in bytes sent whole "
+			"on one rail without reservation (default 16384); a "
+			"longer one reserves rails like dynamic striping.");
 	fi_param_define(&mrail_prov, "barrier", FI_PARAM_STRING,
 			"Barrier algorithm of fi_barrier and of the join of "
 			"fi_join_collective: dissemination (default), pairwise "
@@ -107,6 +113,8 @@ static void mrail_read_params(void)
 	fi_param_get_str(&mrail_prov, "min_stripe", &mrail_env.min_stripe);
 	fi_param_get_str(&mrail_prov, "stripe_ratio", &mrail_env.stripe_ratio);
 	fi_param_get_str(&mrail_prov, "peer_timeout", &mrail_env.peer_timeout);
+	fi_param_get_str(&mrail_prov, "hybrid_threshold",
+			 &mrail_env.hybrid_threshold);
 	fi_param_get_str(&mrail_prov, "barrier", &mrail_env.barrier);
 }
 

@@ -7,6 +7,7 @@
  * (core/match.c), so matching order holds whatever rail each message took.
  */
 #include "mrail_msg.h"
+#include "mrail_reserve.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -574,6 +575,10 @@ static enum rx_verdict rx_from_peer(struct mrail_ep *ep, size_t rail, fi_addr_t 
 	}
 	if (hdr.op == MRAIL_OP_ACK) {
 		mrail_rdv_handle_ack(ep, rail, peer, &hdr, payload);
+		return RX_DONE;
+	}
+	if (hdr.op == MRAIL_OP_RSV) {
+		mrail_rsv_handle_rx(ep, rail, peer, &hdr, payload);
 		return RX_DONE;
 	}
 	if (hdr.op == MRAIL_OP_COLL) {

@@ -20,6 +20,7 @@
 #include <time.h>
 
 #include "mrail_err.h"
+#include "mrail_reserve.h"
 
 /* Defaults of the settings no variable gives (fi_mrail(7), POLICIES). */
 #define POLICY_WINDOW_DEFAULT 8
@@ -160,11 +161,6 @@ static int attr_from_env(const struct mrail_railset *set,
 				      sizeof(err)))
 		return env_refuse("FI_MRAIL_STRIPE_POLICY", mrail_env.stripe_policy,
 				  err);
-	if (stripe == MRAIL_STRIPE_DYNAMIC || stripe == MRAIL_STRIPE_HYBRID)
-		return env_refuse("FI_MRAIL_STRIPE_POLICY", mrail_env.stripe_policy,
-				  "the dynamic and hybrid striping policies are not "
-				  "wired in this release (use even, weighted, "
-				  "adaptive or local_dynamic)");
 	attr->stripe_policy = stripe;
 
 	if (mrail_env.weights) {
@@ -201,6 +197,13 @@ static int attr_from_env(const struct mrail_railset *set,
 	    mrail_fraction_parse(mrail_env.stripe_ratio, true, &attr->stripe_ratio,
 				 err, sizeof(err)))
 		return env_refuse("FI_MRAIL_STRIPE_RATIO", mrail_env.stripe_ratio, err);
+	if (mrail_env.hybrid_threshold) {
+		if (parse_u64(mrail_env.hybrid_threshold, 0, POLICY_MIN_STRIPE_MAX,
+			      &v, err, sizeof(err)))
+			return env_refuse("FI_MRAIL_HYBRID_THRESHOLD",
+					  mrail_env.hybrid_threshold, err);
+		attr->hybrid_threshold = v;
+	}
 	return 0;
 }
 
@@ -230,13 +233,6 @@ static int attr_validate(const struct fi_mrail_policy_attr *attr, size_t rail_co
 	if (attr->stripe_policy >= MRAIL_STRIPE_COUNT) {
 		MRAIL_WARN(FI_LOG_EP_CTRL, "FI_MRAIL_SET_POLICY: stripe_policy %u is "
 			   "not an enum fi_mrail_stripe_policy\n", attr->stripe_policy);
-		return -FI_EINVAL;
-	}
-	if (attr->stripe_policy == MRAIL_STRIPE_DYNAMIC ||
-	    attr->stripe_policy == MRAIL_STRIPE_HYBRID) {
-		MRAIL_WARN(FI_LOG_EP_CTRL, "FI_MRAIL_SET_POLICY: stripe_policy %s is "
-			   "not wired in this release\n",
-			   mrail_stripe_policy_name(attr->stripe_policy));
 		return -FI_EINVAL;
 	}
 	for (i = 0; i < MRAIL_MAX_RAILS; i++) {
@@ -273,6 +269,12 @@ static int attr_validate(const struct fi_mrail_policy_attr *attr, size_t rail_co
 	if (!(attr->stripe_ratio >= 0.0 && attr->stripe_ratio <= 1.0)) {
 		MRAIL_WARN(FI_LOG_EP_CTRL, "FI_MRAIL_SET_POLICY: stripe_ratio %g "
 			   "is outside [0, 1]\n", attr->stripe_ratio);
+		return -FI_EINVAL;
+	}
+	if (attr->hybrid_threshold > POLICY_MIN_STRIPE_MAX) {
+		MRAIL_WARN(FI_LOG_EP_CTRL, "FI_MRAIL_SET_POLICY: hybrid_threshold %"
+			   PRIu64 " is above the largest message, %" PRIu64 "\n",
+			   attr->hybrid_threshold, (uint64_t) POLICY_MIN_STRIPE_MAX);
 		return -FI_EINVAL;
 	}
 	if (!attr->min_stripe || attr->min_stripe > POLICY_MIN_STRIPE_MAX) {
@@ -457,7 +459,7 @@ static void stats_fill(const struct mrail_ep *ep, struct fi_mrail_stats *stats)
 		out->in_flight = outstanding[rail];
 		out->errors = c->errors;
 		out->weight = share[rail];
-		out->state = FI_MRAIL_RAIL_FREE;
+		out->state = mrail_rsv_rail_state(ep, rail);
 	}
 }
 
@@ -585,10 +587,38 @@ int mrail_policy_stripe(struct mrail_ep *ep, uint64_t len,
 	case MRAIL_STRIPE_LOCAL_DYNAMIC:
 		ret = stripe_local_dynamic(ep, len, out);
 		break;
+	case MRAIL_STRIPE_DYNAMIC:
+	case MRAIL_STRIPE_HYBRID:
+		/* Transfers that reserve rails are split by
+		 * mrail_policy_stripe_over; the others go whole. */
+		return mrail_policy_stripe_over(ep, len, 0, out, clock);
 	default:
 		ret = -FI_EINVAL;
 		break;
 	}
+	return ret < 0 ? -FI_EINVAL : ret;
+}
+
+/* dynamic, hybrid: equal shares over the rails reserved; none reserved
+ * (hybrid's short transfers, or no grant in time): whole on the next rail
+ * in turn. */
+int mrail_policy_stripe_over(struct mrail_ep *ep, uint64_t len, uint32_t rails,
+			     struct mrail_stripe out[MRAIL_MAX_RAILS],
+			     struct mrail_xfer_clock *clock)
+{
+	uint32_t weights[MRAIL_MAX_RAILS];
+	size_t rail;
+	int ret;
+
+	memset(clock, 0, sizeof(*clock));
+	rails &= (ep->rail_count >= 32 ? ~0u : (1u << ep->rail_count) - 1);
+	if (!rails)
+		rails = 1u << (ep->next_stripe_rail++ % ep->rail_count);
+	for (rail = 0; rail < ep->rail_count; rail++)
+		weights[rail] = rails & (1u << rail) ? 1 : 0;
+	ret = mrail_stripe_weighted(len, ep->rail_count, weights,
+				    ep->policy.attr.min_stripe, ep->policy.align,
+				    out);
 	return ret < 0 ? -FI_EINVAL : ret;
 }
 

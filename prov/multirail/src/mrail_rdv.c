@@ -16,6 +16,7 @@
  * initiator pulls like a matched RTS, then ACKs to the target's grant.
  */
 #include "mrail_msg.h"
+#include "mrail_reserve.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -86,6 +87,7 @@ struct mrail_rdv_recv {
 	int err;		/* first failure, a positive FI_E* value */
 	struct mrail_rdv_read reads[MRAIL_MAX_RAILS * MRAIL_RDV_READS_PER_RAIL];
 	struct mrail_xfer_clock clock;	/* the striping policy's measures */
+	struct mrail_rsv_req rsv;	/* dynamic striping: rails reserved */
 };
 
 /* A control message (ACK, READ_RESP, ATOMIC_RESP) that found no free
@@ -545,6 +547,7 @@ static void rdv_recv_finish(struct mrail_ep *ep, struct mrail_rdv_recv *rdv)
 	struct mrail_cq_entry *entry = &rdv->user;
 
 	mrail_policy_xfer_done(ep, &rdv->clock, rdv->err);
+	mrail_rsv_end(ep, &rdv->rsv);
 	if (rdv->err) {
 		entry->err = rdv->err;
 		entry->prov_errno = -rdv->err;
@@ -652,6 +655,16 @@ static void rdv_issue(struct mrail_ep *ep, struct mrail_rdv_recv *rdv)
 	bool pending = false;
 	int s, ret;
 
+	if (rdv->rsv.waiting) {
+		ret = mrail_rsv_poll(ep, &rdv->rsv, rdv->to_read, rdv->stripes,
+				     &rdv->clock);
+		if (ret == -FI_EAGAIN)
+			return;
+		if (ret < 0)
+			rdv->err = FI_EINVAL;
+		else
+			rdv->stripe_count = ret;
+	}
 	if (!peer && !rdv->err) {
 		MRAIL_WARN(FI_LOG_EP_DATA, "peer %" PRIu64 " left the AV during a "
 			   "rendezvous receive\n", (uint64_t) rdv->peer);
@@ -713,6 +726,8 @@ static void rdv_pull_begin(struct mrail_ep *ep, struct mrail_rdv_recv *rdv)
 		MRAIL_WARN(FI_LOG_EP_DATA, "cannot register a local buffer for "
 			   "a striped read: %s\n", fi_strerror(-ret));
 		rdv->err = -ret;
+	} else if (rdv->to_read && mrail_rsv_wanted(ep, rdv->to_read)) {
+		mrail_rsv_begin(ep, &rdv->rsv, rdv->peer);
 	} else if (rdv->to_read) {
 		ret = mrail_policy_stripe(ep, rdv->to_read, rdv->stripes,
 					  &rdv->clock);
@@ -860,6 +875,7 @@ void mrail_rdv_progress(struct mrail_ep *ep)
 	struct mrail_rdv_recv *rdv, *tmp;
 	struct mrail_pending_ack *ack;
 
+	mrail_rsv_progress(ep);
 	while ((ack = ep->pending_acks)) {
 		if (ctrl_send_now(ep, ack->peer, ack->msg, ack->len) == -FI_EAGAIN)
 			break;
@@ -919,4 +935,5 @@ void mrail_rdv_flush(struct mrail_ep *ep)
 		LL_DELETE(ep->pending_acks, ack);
 		free(ack);
 	}
+	mrail_rsv_flush(ep);
 }
