@@ -98,22 +98,6 @@ static struct mrail_coll_ep *coll_ep(struct mrail_ep *ep)
 
 /* ---- sending signals ---- */
 
-static int signal_send_now(struct mrail_ep *ep, fi_addr_t dest,
-			   const void *msg, size_t len)
-{
-	struct mrail_av_peer *peer = mrail_av_get_peer(ep->av, dest);
-	struct mrail_rail_buf *buf;
-
-	if (!peer)
-		return -FI_EINVAL;
-	buf = mrail_tx_buf_get(ep);
-	if (!buf)
-		return -FI_EAGAIN;
-	memcpy(buf->data, msg, len);
-	buf->user = (struct mrail_cq_entry) { .src = FI_ADDR_NOTAVAIL };
-	return (int) mrail_tx_buf_send(ep, buf, len, peer);
-}
-
 static int signal_queue(struct mrail_coll_ep *coll, fi_addr_t dest,
 			const void *msg, size_t len)
 {
@@ -153,7 +137,7 @@ static int signal_send(void *arg, uint32_t peer,
 		       desc->data_len);
 	ret = -FI_EAGAIN;
 	if (!ep->coll->pending)
-		ret = signal_send_now(ep, group->members[peer], msg, len);
+		ret = mrail_ctrl_send_now(ep, group->members[peer], msg, len);
 	if (ret == -FI_EAGAIN)
 		ret = signal_queue(ep->coll, group->members[peer], msg, len);
 	if (ret)
@@ -169,7 +153,7 @@ void mrail_coll_progress(struct mrail_ep *ep)
 	int ret;
 
 	while (ep->coll && (m = ep->coll->pending)) {
-		ret = signal_send_now(ep, m->peer, m->data, m->len);
+		ret = mrail_ctrl_send_now(ep, m->peer, m->data, m->len);
 		if (ret == -FI_EAGAIN)
 			return;
 		if (ret)

@@ -47,21 +47,19 @@ bool mrail_liveness_unreachable(const struct mrail_ep *ep, fi_addr_t dest)
 	return dest < ep->peer_cap && ep->live[dest].unreachable;
 }
 
-/* A PROBE: whether the peer's rail takes it is the answer. */
+/* A PROBE: whether the peer's rail takes it is the answer (the send
+ * reports it to mrail_liveness_sent). */
 static void probe(struct mrail_ep *ep, fi_addr_t dest)
 {
 	struct mrail_wire_hdr hdr = { .sender = ep->self_key, .op = MRAIL_OP_PROBE };
 	struct mrail_av_peer *peer = mrail_av_get_peer(ep->av, dest);
-	struct mrail_rail_buf *buf;
+	uint8_t msg[MRAIL_WIRE_HDR_LEN];
 
 	if (!peer || (peer->addr.flags & MRAIL_ADDR_FLAG_PARTIAL))
 		return;
-	buf = mrail_tx_buf_get(ep);
-	if (!buf)
-		return;		/* the rails are busy: try at the next check */
-	mrail_wire_hdr_encode(&hdr, buf->data, MRAIL_WIRE_HDR_LEN);
-	buf->user = (struct mrail_cq_entry) { .src = FI_ADDR_NOTAVAIL };
-	(void) mrail_tx_buf_send(ep, buf, MRAIL_WIRE_HDR_LEN, peer);
+	mrail_wire_hdr_encode(&hdr, msg, sizeof(msg));
+	/* No free buffer: the rails are busy, try at the next check. */
+	(void) mrail_ctrl_send_now(ep, dest, msg, sizeof(msg));
 }
 
 static void give_up(struct mrail_ep *ep, fi_addr_t dest)

@@ -129,6 +129,10 @@ void mrail_liveness_heard(struct mrail_ep *ep, fi_addr_t peer);
 bool mrail_liveness_unreachable(const struct mrail_ep *ep, fi_addr_t dest);
 void mrail_liveness_progress(struct mrail_ep *ep);
 
+/* Sends a control message of at most one rail buffer now: 0, -FI_EAGAIN
+ * when no transmit buffer is free or the rail pushes back, or an error. */
+int mrail_ctrl_send_now(struct mrail_ep *ep, fi_addr_t dest, const void *msg,
+			size_t len);
 /* Sends a small control message (an ACK, a READ_RESP) to peer, queued in
  * order behind others when no transmit buffer is free. */
 void mrail_ctrl_send(struct mrail_ep *ep, fi_addr_t dest, const void *msg,

@@ -465,10 +465,8 @@ void mrail_rdv_handle_ack(struct mrail_ep *ep, size_t rail, fi_addr_t peer,
 
 /* ---- ACKs ---- */
 
-/* Sends a control message of at most one rail buffer now, or
- * -FI_EAGAIN when no transmit buffer is free. */
-static int ctrl_send_now(struct mrail_ep *ep, fi_addr_t dest, const void *msg,
-			 size_t len)
+int mrail_ctrl_send_now(struct mrail_ep *ep, fi_addr_t dest, const void *msg,
+			size_t len)
 {
 	struct mrail_av_peer *peer = mrail_av_get_peer(ep->av, dest);
 	struct mrail_rail_buf *buf;
@@ -491,7 +489,7 @@ void mrail_ctrl_send(struct mrail_ep *ep, fi_addr_t dest, const void *msg,
 
 	/* Behind queued ones, so that they keep their order. */
 	if (!ep->pending_acks)
-		ret = ctrl_send_now(ep, dest, msg, len);
+		ret = mrail_ctrl_send_now(ep, dest, msg, len);
 	if (ret != -FI_EAGAIN) {
 		if (ret)
 			MRAIL_WARN(FI_LOG_EP_DATA, "cannot answer peer %" PRIu64
@@ -877,7 +875,7 @@ void mrail_rdv_progress(struct mrail_ep *ep)
 
 	mrail_rsv_progress(ep);
 	while ((ack = ep->pending_acks)) {
-		if (ctrl_send_now(ep, ack->peer, ack->msg, ack->len) == -FI_EAGAIN)
+		if (mrail_ctrl_send_now(ep, ack->peer, ack->msg, ack->len) == -FI_EAGAIN)
 			break;
 		LL_DELETE(ep->pending_acks, ack);
 		free(ack);
