@@ -779,6 +779,9 @@ bool mrail_trigger_complete(struct mrail_ep *ep, const struct mrail_cq_entry *en
 			    bool report);
 /* fi_cancel of a triggered operation (lock held): 0 or -FI_ENOENT. */
 ssize_t mrail_trigger_cancel(struct mrail_ep *ep, void *context);
+/* Triggered operations and deferred work not completed yet that arm on,
+ * count on or set cntr (lock held). */
+size_t mrail_trigger_cntr_users(struct mrail_domain *domain, struct mrail_cntr *cntr);
 /* The endpoint closes: its triggered work is dropped (lock held). */
 void mrail_trigger_ep_close(struct mrail_ep *ep);
 /* fi_control FI_QUEUE_WORK, FI_CANCEL_WORK, FI_FLUSH_WORK on the domain

@@ -311,6 +311,7 @@ static int mrail_cntr_close(struct fid *fid)
 {
 	struct mrail_cntr *cntr = container_of(fid, struct mrail_cntr, cntr_fid.fid);
 	struct mrail_domain *domain = cntr->domain;
+	size_t users;
 
 	pthread_mutex_lock(&domain->lock);
 	if (cntr->ep_count) {
@@ -319,12 +320,14 @@ static int mrail_cntr_close(struct fid *fid)
 			   "counter; close them first\n", cntr->ep_count);
 		return -FI_EBUSY;
 	}
-	if (cntr->trig_ops.pending || cntr->deferred.pending) {
+	users = mrail_trigger_cntr_users(domain, cntr);
+	if (users) {
 		pthread_mutex_unlock(&domain->lock);
-		MRAIL_WARN(FI_LOG_CNTR, "fi_close: %zu triggered operations and "
-			   "%zu deferred work requests wait on this counter; cancel "
-			   "them (fi_cancel, FI_FLUSH_WORK) or close their endpoints "
-			   "first\n", cntr->trig_ops.pending, cntr->deferred.pending);
+		MRAIL_WARN(FI_LOG_CNTR, "fi_close: %zu triggered operations or "
+			   "deferred work requests not completed yet arm on, count "
+			   "on or set this counter; cancel them (fi_cancel, "
+			   "FI_FLUSH_WORK), let them complete or close their "
+			   "endpoints first\n", users);
 		return -FI_EBUSY;
 	}
 	domain->refs--;

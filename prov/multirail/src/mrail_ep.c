@@ -469,6 +469,9 @@ static int mrail_ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 	} else if (bfid->fclass == FI_CLASS_EQ) {
 		/* fi_join_collective reports FI_JOIN_COMPLETE there. */
 		ret = mrail_eq_from_fid(bfid) ? 0 : -FI_EINVAL;
+		if (ret)
+			MRAIL_WARN(FI_LOG_EP_CTRL, "fi_ep_bind: an event queue that "
+				   "mrail did not open\n");
 		if (!ret && !ep->eq) {
 			ep->eq = mrail_eq_from_fid(bfid);
 			mrail_eq_attach(ep->eq);

@@ -671,6 +671,21 @@ void mrail_trigger_ep_close(struct mrail_ep *ep)
 	}
 }
 
+size_t mrail_trigger_cntr_users(struct mrail_domain *domain,
+				struct mrail_cntr *cntr)
+{
+	struct mrail_trig_work *work, *tmp;
+	size_t users = 0;
+
+	HASH_ITER(hh, domain->trig_live, work, tmp) {
+		if (work->trigger_cntr == cntr || work->completion_cntr == cntr ||
+		    (work->target_cntr &&
+		     mrail_cntr_from_fid(&work->target_cntr->fid) == cntr))
+			users++;
+	}
+	return users;
+}
+
 /* ---- deferred work ---- */
 
 static struct mrail_ep *deferred_ep(struct mrail_domain *domain, struct fid_ep *ep_fid)
