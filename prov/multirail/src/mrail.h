@@ -254,6 +254,13 @@ void mrail_progress_stop(struct mrail_domain *domain);
 int mrail_progress_add_ep(struct mrail_domain *domain, struct mrail_ep *ep);
 void mrail_progress_remove_ep(struct mrail_domain *domain, struct mrail_ep *ep);
 void mrail_progress_kick(struct mrail_domain *domain);
+struct mrail_wait;
+/* Wakes the sleepers of a CQ's or counter's wait (lock held): at once, or,
+ * from the progress thread's round, when the round lets go of the lock.
+ * forget, before such a wait is destroyed (lock held), drops a held-back
+ * wake-up and waits for one being delivered. */
+void mrail_progress_wake(struct mrail_domain *domain, struct mrail_wait *wait);
+void mrail_progress_forget(struct mrail_domain *domain, struct mrail_wait *wait);
 
 /*
  * A rail message is one bounce buffer: the header and at most
@@ -588,6 +595,9 @@ struct mrail_wait {
 	pthread_cond_t cond;		/* on CLOCK_MONOTONIC */
 	int fd;				/* FI_WAIT_FD: the eventfd, else -1 */
 	bool fd_signaled;
+	/* Held back by the progress thread (mrail_progress_wake). */
+	bool wake_pending;
+	struct mrail_wait *wake_prev, *wake_next;
 };
 
 static inline int mrail_wait_init(struct mrail_wait *wait, enum fi_wait_obj obj)
@@ -598,6 +608,8 @@ static inline int mrail_wait_init(struct mrail_wait *wait, enum fi_wait_obj obj)
 	wait->obj = obj;
 	wait->fd_signaled = false;
 	wait->fd = -1;
+	wait->wake_pending = false;
+	wait->wake_prev = wait->wake_next = NULL;
 	if (obj == FI_WAIT_FD) {
 		wait->fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 		if (wait->fd < 0)
@@ -623,12 +635,18 @@ static inline void mrail_wait_fini(struct mrail_wait *wait)
 	wait->fd = -1;
 }
 
+/* Makes the fd readable (owner's lock held). */
+static inline void mrail_wait_signal_fd(struct mrail_wait *wait)
+{
+	if (wait->fd >= 0 && !wait->fd_signaled)
+		wait->fd_signaled = !eventfd_write(wait->fd, 1);
+}
+
 /* Wakes mrail's waiters and makes the fd readable (owner's lock held). */
 static inline void mrail_wait_signal(struct mrail_wait *wait)
 {
 	pthread_cond_broadcast(&wait->cond);
-	if (wait->fd >= 0 && !wait->fd_signaled)
-		wait->fd_signaled = !eventfd_write(wait->fd, 1);
+	mrail_wait_signal_fd(wait);
 }
 
 /* The fd is no longer readable (owner's lock held). */

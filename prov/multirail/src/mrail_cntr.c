@@ -96,7 +96,7 @@ static void cntr_moved(struct mrail_cntr *cntr)
 				      &domain->trig_ready);
 	else
 		mrail_trig_set_value(&cntr->deferred, cntr->value + cntr->err);
-	mrail_wait_signal(&cntr->wait);
+	mrail_progress_wake(domain, &cntr->wait);
 }
 
 void mrail_cntr_inc(struct mrail_cntr *cntr)
@@ -330,6 +330,7 @@ static int mrail_cntr_close(struct fid *fid)
 			   "endpoints first\n", users);
 		return -FI_EBUSY;
 	}
+	mrail_progress_forget(domain, &cntr->wait);
 	domain->refs--;
 	pthread_mutex_unlock(&domain->lock);
 	mrail_wait_fini(&cntr->wait);

@@ -82,7 +82,7 @@ int mrail_cq_write(struct mrail_cq *cq, const struct mrail_cq_entry *entry)
 	}
 	cq->ring[(cq->head + cq->count) % cq->cap] = *entry;
 	cq->count++;
-	mrail_wait_signal(&cq_obj(cq)->wait);
+	mrail_progress_wake(cq->domain, &cq_obj(cq)->wait);
 	return 0;
 }
 
@@ -329,6 +329,7 @@ static int mrail_cq_close(struct fid *fid)
 		pthread_mutex_unlock(&cq->domain->lock);
 		return -FI_EBUSY;
 	}
+	mrail_progress_forget(cq->domain, &obj->wait);
 	cq->domain->refs--;
 	pthread_mutex_unlock(&cq->domain->lock);
 	mrail_wait_fini(&obj->wait);

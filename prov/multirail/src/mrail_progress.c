@@ -21,6 +21,16 @@
  * A rail whose CQ has no fd at all (ofi_rxd's CQs answer FI_GETWAIT with
  * -FI_ENOSYS) can only be polled: while one is open, sleeps last
  * MRAIL_PROGRESS_POLL_MS, a few per cent of a core at most.
+ *
+ * Wake-ups wait for the lock to be let go. A completion the thread writes
+ * during its round would wake the application's thread in fi_cq_sread or
+ * fi_cntr_wait, which would at once block again on the domain lock the
+ * round still holds, and need a second wake-up when the round ends: two
+ * cross-core wake-ups per completion, each tens of microseconds on a
+ * virtual machine. So during a round the thread only notes which CQs and
+ * counters to wake (mrail_progress_wake) and wakes them once it has let go
+ * of the lock. Their fds are made readable at once: pollers do not hold the
+ * lock while they sleep.
  */
 #include "mrail.h"
 
@@ -46,7 +56,63 @@ struct mrail_progress {
 	bool stop;
 	bool asleep;		/* in epoll_wait (or about to be), lock released */
 	size_t polled;		/* rail CQs without an fd */
+	/* In a round: wake-ups are held back in wakes (under the domain
+	 * lock). wake_lock is held while the thread wakes them, without the
+	 * domain lock, so a CQ or counter closing waits for that to end. */
+	bool holding_wakes;
+	struct mrail_wait *wakes;
+	pthread_mutex_t wake_lock;
 };
+
+void mrail_progress_wake(struct mrail_domain *domain, struct mrail_wait *wait)
+{
+	struct mrail_progress *pg = domain->progress;
+
+	if (!pg || !pg->holding_wakes) {
+		mrail_wait_signal(wait);
+		return;
+	}
+	mrail_wait_signal_fd(wait);
+	if (!wait->wake_pending) {
+		wait->wake_pending = true;
+		DL_APPEND2(pg->wakes, wait, wake_prev, wake_next);
+	}
+}
+
+void mrail_progress_forget(struct mrail_domain *domain, struct mrail_wait *wait)
+{
+	struct mrail_progress *pg = domain->progress;
+
+	if (!pg)
+		return;
+	if (wait->wake_pending) {
+		DL_DELETE2(pg->wakes, wait, wake_prev, wake_next);
+		wait->wake_pending = false;
+	}
+	/* The thread may be waking it right now, from a list it took. */
+	pthread_mutex_lock(&pg->wake_lock);
+	pthread_mutex_unlock(&pg->wake_lock);
+}
+
+/* Lets go of the domain lock, then wakes the waiters the round held back. */
+static void progress_unlock(struct mrail_domain *domain)
+{
+	struct mrail_progress *pg = domain->progress;
+	struct mrail_wait *wakes = pg->wakes, *wait;
+
+	if (!wakes) {
+		pthread_mutex_unlock(&domain->lock);
+		return;
+	}
+	pthread_mutex_lock(&pg->wake_lock);
+	pg->wakes = NULL;
+	DL_FOREACH2(wakes, wait, wake_next)
+		wait->wake_pending = false;
+	pthread_mutex_unlock(&domain->lock);
+	DL_FOREACH2(wakes, wait, wake_next)
+		pthread_cond_broadcast(&wait->cond);
+	pthread_mutex_unlock(&pg->wake_lock);
+}
 
 /* Whether every rail CQ of every endpoint may be slept on: fi_trywait
  * drains their fds' old signals, or says a completion is already there. */
@@ -79,7 +145,7 @@ static bool progress_sleep(struct mrail_domain *domain, int timeout)
 	bool kicked;
 
 	pg->asleep = true;
-	pthread_mutex_unlock(&domain->lock);
+	progress_unlock(domain);
 	(void) epoll_wait(pg->epfd, events, 16, timeout);
 	kicked = !eventfd_read(pg->wake_fd, &value);
 	pthread_mutex_lock(&domain->lock);
@@ -130,8 +196,10 @@ static void *progress_run(void *arg)
 	pthread_mutex_lock(&domain->lock);
 	while (!pg->stop) {
 		done = 0;
+		pg->holding_wakes = true;
 		DL_FOREACH2(domain->eps, ep, dom_next)
 			done += mrail_ep_progress(ep);
+		pg->holding_wakes = false;
 		/* Triggered operations their counters made ready. One a rail
 		 * pushed back stays ready: keep going rather than sleep. */
 		mrail_trigger_fire(domain);
@@ -141,7 +209,7 @@ static void *progress_run(void *arg)
 			idle_ms = 1;
 			refusals = 0;
 			/* Application threads may be waiting for the lock. */
-			pthread_mutex_unlock(&domain->lock);
+			progress_unlock(domain);
 			sched_yield();
 			pthread_mutex_lock(&domain->lock);
 			continue;
@@ -162,7 +230,7 @@ static void *progress_run(void *arg)
 		else if (idle_ms < MRAIL_PROGRESS_IDLE_MS)
 			idle_ms *= 2;
 	}
-	pthread_mutex_unlock(&domain->lock);
+	progress_unlock(domain);
 	return NULL;
 }
 
@@ -265,10 +333,12 @@ int mrail_progress_start(struct mrail_domain *domain)
 	ret = progress_watch(pg, pg->wake_fd);
 	if (ret)
 		goto err;
+	pthread_mutex_init(&pg->wake_lock, NULL);
 	domain->progress = pg;
 	ret = -pthread_create(&pg->thread, NULL, progress_run, domain);
 	if (ret) {
 		domain->progress = NULL;
+		pthread_mutex_destroy(&pg->wake_lock);
 		goto err;
 	}
 	return 0;
@@ -295,6 +365,7 @@ void mrail_progress_stop(struct mrail_domain *domain)
 	pthread_mutex_unlock(&domain->lock);
 	pthread_join(pg->thread, NULL);
 	domain->progress = NULL;
+	pthread_mutex_destroy(&pg->wake_lock);
 	close(pg->wake_fd);
 	close(pg->epfd);
 	free(pg);
