@@ -177,37 +177,6 @@ static void cq_wait(struct fi_cq_tagged_entry *entry)
 
 /* ---- offload: fi_barrier ---- */
 
-static void join(void)
-{
-	struct fi_av_set_attr attr = {
-		.count = n_ranks, .start_addr = addrs[0],
-		.end_addr = addrs[n_ranks - 1], .stride = 1,
-	};
-	uint64_t deadline = now_ns() + (uint64_t) WAIT_MS * 1000000ULL;
-	struct fi_eq_entry entry;
-	uint32_t event;
-	ssize_t n;
-	int ret;
-
-	ret = fi_av_set(av, &attr, &av_set, NULL);
-	if (!ret)
-		ret = fi_av_set_addr(av_set, &coll_addr);
-	if (!ret)
-		ret = fi_join_collective(ep, coll_addr, av_set, 0, &mc, &join);
-	if (ret)
-		ctl_die("joining the collective", ret);
-	/* Providers may need their CQ progressed to get the join done. */
-	while ((n = fi_eq_read(eq, &event, &entry, sizeof(entry), 0)) == -FI_EAGAIN) {
-		(void) fi_cq_read(cq, NULL, 0);
-		if (now_ns() > deadline)
-			ctl_die("waiting for FI_JOIN_COMPLETE", ETIMEDOUT);
-		usleep(100);
-	}
-	if (n < 0 || event != FI_JOIN_COMPLETE)
-		ctl_die("waiting for FI_JOIN_COMPLETE", n < 0 ? (int) n : EIO);
-	coll_addr = fi_mc_addr(mc);
-}
-
 static void offload_start(struct fi_context2 *ctx)
 {
 	ssize_t ret;
@@ -484,7 +453,7 @@ int main(int argc, char **argv)
 	open_objects(prov);
 	ctl_meet(dir, rank, n_ranks, ep, av, addrs);
 	if (offload)
-		join();
+		coll_addr = ctl_join_all(ep, av, eq, cq, addrs, n_ranks, &av_set, &mc);
 	if (!strcmp(test, "lat"))
 		value = test_lat(iters);
 	else if (!strcmp(test, "overlap"))

@@ -126,30 +126,6 @@ static void wait_one(void *context, const char *what)
 	}
 }
 
-static void join(void)
-{
-	struct fi_av_set_attr attr = {
-		.count = n_ranks, .start_addr = addrs[0],
-		.end_addr = addrs[n_ranks - 1], .stride = 1,
-	};
-	struct fi_eq_entry entry;
-	uint32_t event;
-	ssize_t n;
-	int ret;
-
-	ret = fi_av_set(av, &attr, &av_set, NULL);
-	if (!ret)
-		ret = fi_av_set_addr(av_set, &world);
-	if (!ret)
-		ret = fi_join_collective(ep, world, av_set, 0, &mc, NULL);
-	if (ret)
-		ctl_die("joining the collective", ret);
-	n = fi_eq_sread(eq, &event, &entry, sizeof(entry), WAIT_MS, 0);
-	if (n < 0 || event != FI_JOIN_COMPLETE)
-		ctl_die("waiting for FI_JOIN_COMPLETE", n < 0 ? (int) n : EIO);
-	world = fi_mc_addr(mc);
-}
-
 static void barrier(void)
 {
 	struct fi_context2 ctx;
@@ -224,7 +200,7 @@ int main(int argc, char **argv)
 	if (ret)
 		ctl_die("fi_mr_reg of the heap", ret);
 	ctl_meet(dir, rank, n_ranks, ep, av, addrs);
-	join();
+	world = ctl_join_all(ep, av, eq, cq, addrs, n_ranks, &av_set, &mc);
 	barrier();	/* every heap is registered before the first put */
 	for (round = 0; round < rounds; round++) {
 		put(round, src);

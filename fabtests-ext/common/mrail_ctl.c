@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include <rdma/fi_cm.h>
+#include <rdma/fi_collective.h>
 #include <rdma/fi_errno.h>
 
 const char *ctl_prog = "fabtests-ext";
@@ -193,4 +194,40 @@ struct fi_info *ctl_getinfo(const char *prov, uint64_t caps, uint64_t mr_mode,
 		ctl_die(what, ret);
 	}
 	return info;
+}
+
+fi_addr_t ctl_join_all(struct fid_ep *ep, struct fid_av *av, struct fid_eq *eq,
+		       struct fid_cq *cq, const fi_addr_t *addrs, unsigned n,
+		       struct fid_av_set **set, struct fid_mc **mc)
+{
+	struct fi_av_set_attr attr = {
+		.count = n, .start_addr = addrs[0], .end_addr = addrs[n - 1],
+		.stride = 1,
+	};
+	struct fi_eq_entry entry;
+	fi_addr_t group;
+	unsigned waited_ms;
+	uint32_t event;
+	ssize_t got;
+	int ret;
+
+	ret = fi_av_set(av, &attr, set, NULL);
+	if (!ret)
+		ret = fi_av_set_addr(*set, &group);
+	if (!ret)
+		ret = fi_join_collective(ep, group, *set, 0, mc, NULL);
+	if (ret)
+		ctl_die("joining the collective", ret);
+	for (waited_ms = 0;; waited_ms++) {
+		got = fi_eq_read(eq, &event, &entry, sizeof(entry), 0);
+		if (got != -FI_EAGAIN)
+			break;
+		(void) fi_cq_read(cq, NULL, 0);
+		if (waited_ms == 60000)
+			ctl_die("waiting for FI_JOIN_COMPLETE", ETIMEDOUT);
+		usleep(1000);
+	}
+	if (got < 0 || event != FI_JOIN_COMPLETE)
+		ctl_die("waiting for FI_JOIN_COMPLETE", got < 0 ? (int) got : EIO);
+	return fi_mc_addr(*mc);
 }

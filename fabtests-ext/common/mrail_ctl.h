@@ -14,6 +14,8 @@
 
 #include <rdma/fabric.h>
 #include <rdma/fi_domain.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_eq.h>
 
 /* The name failures are reported under (the program's). */
 extern const char *ctl_prog;
@@ -52,5 +54,16 @@ struct fi_info *ctl_getinfo(const char *prov, uint64_t caps, uint64_t mr_mode,
  */
 void ctl_meet(const char *dir, unsigned rank, unsigned n, struct fid_ep *ep,
 	      struct fid_av *av, fi_addr_t *addrs);
+
+/*
+ * Joins ep to a collective group of the n consecutive AV entries
+ * addrs[0..n) and waits (up to 60 s) for FI_JOIN_COMPLETE on eq, reading
+ * cq meanwhile since a provider may need its CQ progressed to get the join
+ * done. Returns the group's address for collective calls; *set and *mc are
+ * for the caller to close. Fatal on failure.
+ */
+fi_addr_t ctl_join_all(struct fid_ep *ep, struct fid_av *av, struct fid_eq *eq,
+		       struct fid_cq *cq, const fi_addr_t *addrs, unsigned n,
+		       struct fid_av_set **set, struct fid_mc **mc);
 
 #endif /* MRAIL_CTL_H */
