@@ -141,6 +141,8 @@ FI_MRAIL_STRIPE_POLICY=weighted FI_MRAIL_WEIGHTS=3,1 FI_MRAIL_MIN_STRIPE=300000 
 	pair "weighted striping, min stripe drops the light rail" -x stripe -n 1
 FI_MRAIL_STRIPE_POLICY=adaptive FI_MRAIL_ADAPTIVE_ALPHA=0.3 \
 	pair "adaptive striping (functional), 1 MiB" -x stripe -n 12
+FI_MRAIL_STRIPE_POLICY=adaptive FI_MRAIL_ADAPTIVE_WINDOW=0 \
+	pair "adaptive striping, shares moved at every read, 1 MiB" -x stripe -n 12
 pair "local_dynamic striping by FI_MRAIL_SET_POLICY" -x stripe -n 3 -X local_dynamic
 pair "fi_control with bad input" -x control
 
@@ -169,6 +171,7 @@ bad_env "FI_MRAIL_WEIGHTS count != rails" FI_MRAIL_WEIGHTS=1,2,3 'FI_MRAIL_WEIGH
 bad_env "bad FI_MRAIL_WEIGHTS" FI_MRAIL_WEIGHTS=0,0 'FI_MRAIL_WEIGHTS="0,0" is invalid'
 bad_env "bad FI_MRAIL_WINDOW" FI_MRAIL_WINDOW=0 'FI_MRAIL_WINDOW="0" is invalid'
 bad_env "bad FI_MRAIL_ADAPTIVE_ALPHA" FI_MRAIL_ADAPTIVE_ALPHA=1 'FI_MRAIL_ADAPTIVE_ALPHA="1" is invalid'
+bad_env "bad FI_MRAIL_ADAPTIVE_WINDOW" FI_MRAIL_ADAPTIVE_WINDOW=10001 'FI_MRAIL_ADAPTIVE_WINDOW="10001" is invalid'
 bad_env "bad FI_MRAIL_MIN_STRIPE" FI_MRAIL_MIN_STRIPE=16k 'FI_MRAIL_MIN_STRIPE="16k" is invalid'
 bad_env "bad FI_MRAIL_STRIPE_RATIO" FI_MRAIL_STRIPE_RATIO=2 'FI_MRAIL_STRIPE_RATIO="2" is invalid'
 

@@ -549,3 +549,111 @@ Test(adaptive, nearly_even_32k_transfers_alternate)
 	cr_expect(per_rail[0] >= 48 && per_rail[0] <= 50, "rail 0 took %d", per_rail[0]);
 	cr_expect_eq(per_rail[0] + per_rail[1], 100);
 }
+
+/* ---- adaptive striping over rails with queues ---- */
+
+/* No queue: exactly mrail_adaptive_plan. */
+Test(adaptive_queued, empty_queues_plan_by_the_shares)
+{
+	static const uint64_t none[2] = { 0, 0 };
+	struct mrail_rail_sample s[2] = { { 300, 1.0 }, { 100, 1.0 } };
+	struct mrail_adaptive a, b;
+	struct mrail_stripe plain[MRAIL_MAX_RAILS];
+
+	cr_assert_eq(mrail_adaptive_init(&a, 2, 0.0), 0);
+	cr_assert_eq(mrail_adaptive_update(&a, s, 2), 0);
+	b = a;
+	for (int i = 0; i < 20; i++) {
+		uint64_t len = (i % 3 == 0) ? 16 * KIB : MIB;
+		int n = mrail_adaptive_plan(&a, len, 16 * KIB, 4096, plain);
+
+		cr_assert_eq(mrail_adaptive_plan_queued(&b, len, none, 16 * KIB, 4096, out), n);
+		for (int k = 0; k < n; k++)
+			expect_stripe(k, plain[k].rail, plain[k].offset, plain[k].len);
+	}
+}
+
+/* Equal shares, rail 1 half a MiB behind: 1 MiB more ends both queues
+ * together if rail 0 takes 768 KiB and rail 1 256 KiB. */
+Test(adaptive_queued, a_rail_behind_gets_less)
+{
+	static const uint64_t queued[2] = { 0, 512 * KIB };
+	struct mrail_adaptive ad;
+
+	cr_assert_eq(mrail_adaptive_init(&ad, 2, 0.5), 0);
+	cr_assert_eq(mrail_adaptive_plan_queued(&ad, MIB, queued, 16 * KIB, 4096, out), 2);
+	expect_stripe(0, 0, 0, 768 * KIB);
+	expect_stripe(1, 1, 768 * KIB, 256 * KIB);
+}
+
+/* A rail whose queue alone ends after the others would have moved the
+ * whole transfer gets none of it; a short transfer goes to the rail that
+ * ends it first, not by turns. */
+Test(adaptive_queued, a_rail_far_behind_gets_nothing_and_short_ones_go_first_free)
+{
+	static const uint64_t far[3] = { 4 * MIB, 0, 8 * MIB };
+	struct mrail_adaptive ad;
+
+	cr_assert_eq(mrail_adaptive_init(&ad, 3, 0.5), 0);
+	cr_assert_eq(mrail_adaptive_plan_queued(&ad, MIB, far, 16 * KIB, 4096, out), 1);
+	expect_stripe(0, 1, 0, MIB);
+	for (int i = 0; i < 4; i++) {
+		cr_assert_eq(mrail_adaptive_plan_queued(&ad, 16 * KIB, far, 16 * KIB,
+							4096, out), 1);
+		expect_stripe(0, 1, 0, 16 * KIB);
+	}
+}
+
+/*
+ * Random shares and queues: the rails that get a stripe end together
+ * (queued + stripe over share, within alignment and the minimum stripe's
+ * redistribution), and no rail left out would have ended before them.
+ */
+Test(adaptive_queued, random_queues_end_together)
+{
+	uint64_t rng = 0x51c0ffeeULL;
+
+	for (int iter = 0; iter < 5000; iter++) {
+		size_t rails = 2 + (size_t) test_rng_below(&rng, MRAIL_MAX_RAILS - 1);
+		struct mrail_rail_sample s[MRAIL_MAX_RAILS];
+		uint64_t queued[MRAIL_MAX_RAILS], len = MIB + test_rng_below(&rng, 15 * MIB);
+		double share[MRAIL_MAX_RAILS], end_lo = INFINITY, end_hi = 0.0;
+		double min_share = 1.0, tol;
+		bool used[MRAIL_MAX_RAILS] = { false };
+		struct mrail_adaptive ad;
+		int n;
+
+		for (size_t r = 0; r < rails; r++) {
+			s[r].bytes = 100 + test_rng_below(&rng, 900);
+			s[r].seconds = 1.0;
+			queued[r] = test_rng_below(&rng, 4) ? test_rng_below(&rng, 8 * MIB) : 0;
+		}
+		cr_assert_eq(mrail_adaptive_init(&ad, rails, 0.0), 0);
+		cr_assert_eq(mrail_adaptive_update(&ad, s, rails), 0);
+		mrail_adaptive_shares(&ad, share);
+		/* 1-byte minimum stripe and alignment: the split is exact
+		 * up to the weights' integer scale. */
+		n = mrail_adaptive_plan_queued(&ad, len, queued, 1, 1, out);
+		cr_assert_gt(n, 0);
+		/* The stripes follow integer weights of scale
+		 * MRAIL_ADAPTIVE_SCALE: each rail's bytes may be off by
+		 * about rails / SCALE of len, its end by that over its share. */
+		for (size_t r = 0; r < rails; r++)
+			min_share = share[r] < min_share ? share[r] : min_share;
+		tol = 2.0 * (double) rails * (double) len / MRAIL_ADAPTIVE_SCALE / min_share;
+		for (int i = 0; i < n; i++) {
+			double end = (double) (queued[out[i].rail] + out[i].len) /
+				     share[out[i].rail];
+
+			used[out[i].rail] = true;
+			end_lo = end < end_lo ? end : end_lo;
+			end_hi = end > end_hi ? end : end_hi;
+		}
+		cr_assert_leq(end_hi - end_lo, tol, "iter %d: ends %g..%g (tolerance %g)",
+			      iter, end_lo, end_hi, tol);
+		for (size_t r = 0; r < rails; r++)
+			if (!used[r])
+				cr_assert_geq((double) queued[r] / share[r], end_lo - tol,
+					      "iter %d: rail %zu left out", iter, r);
+	}
+}

@@ -205,21 +205,81 @@ static uint8_t short_transfer_rail(struct mrail_adaptive *ad)
 	return (uint8_t) best;
 }
 
-int mrail_adaptive_plan(struct mrail_adaptive *ad, uint64_t len,
-			uint64_t min_stripe, uint64_t align,
-			struct mrail_stripe out[MRAIL_MAX_RAILS])
+/*
+ * Weights that let every rail end its queue and its part of len together,
+ * each rail working at its share of the total rate: the water level T
+ * (bytes of the total rate) with sum over the rails of
+ * max(0, share * T - queued) = len, found by adding the rails in the order
+ * their queues end. A rail whose queue ends after T gets nothing.
+ */
+static void weights_queued(const struct mrail_adaptive *ad, uint64_t len,
+			   const uint64_t *queued, uint32_t weights[MRAIL_MAX_RAILS])
 {
-	uint32_t weights[MRAIL_MAX_RAILS], used = 0;
+	double ends[MRAIL_MAX_RAILS], level = 0.0, share_sum = 0.0;
+	double bytes = (double) len;
+	uint32_t active = 0;
+	size_t i, k;
+
+	for (i = 0; i < ad->rail_count; i++) {
+		weights[i] = 0;
+		ends[i] = ad->share[i] > 0.0 ? (double) queued[i] / ad->share[i]
+					      : INFINITY;
+	}
+	for (k = 0; k < ad->rail_count; k++) {
+		size_t next = ad->rail_count;
+
+		for (i = 0; i < ad->rail_count; i++)
+			if (!(active & (1u << i)) && isfinite(ends[i]) &&
+			    (next == ad->rail_count || ends[i] < ends[next]))
+				next = i;
+		/* The next rail's queue ends after the level: done. */
+		if (next == ad->rail_count || (active && ends[next] >= level))
+			break;
+		active |= 1u << next;
+		bytes += (double) queued[next];
+		share_sum += ad->share[next];
+		level = bytes / share_sum;
+	}
+	for (i = 0; i < ad->rail_count; i++) {
+		double part;
+
+		if (!(active & (1u << i)))
+			continue;
+		part = ad->share[i] * level - (double) queued[i];
+		if (part > 0.0)
+			weights[i] = (uint32_t) (part / (double) len *
+						 MRAIL_ADAPTIVE_SCALE + 0.5);
+	}
+}
+
+int mrail_adaptive_plan_queued(struct mrail_adaptive *ad, uint64_t len,
+			       const uint64_t *queued, uint64_t min_stripe,
+			       uint64_t align, struct mrail_stripe out[MRAIL_MAX_RAILS])
+{
+	uint32_t weights[MRAIL_MAX_RAILS], used = 0, total = 0;
+	bool any_queued = false;
 	int n, i, probe;
 
 	if (!adaptive_ok(ad))
 		return -EINVAL;
-	shares_to_weights(ad, weights);
+	for (i = 0; queued && i < ad->rail_count; i++)
+		any_queued |= queued[i] != 0;
+	if (any_queued && len) {
+		weights_queued(ad, len, queued, weights);
+		for (i = 0; i < ad->rail_count; i++)
+			total += weights[i];
+	}
+	/* No queue, or one so lopsided that every part rounds to 0: the
+	 * shares alone. */
+	if (!total)
+		shares_to_weights(ad, weights);
 	n = mrail_stripe_weighted(len, ad->rail_count, weights, min_stripe, align,
 				  out);
 	if (n <= 0)
 		return n;
-	if (n == 1)
+	/* Unqueued rails take short transfers in turn; with queues, the
+	 * split above already gave it to the rail that ends first. */
+	if (n == 1 && !total)
 		out[0].rail = short_transfer_rail(ad);
 	for (i = 0; i < n; i++)
 		used |= 1u << out[i].rail;
@@ -242,6 +302,13 @@ int mrail_adaptive_plan(struct mrail_adaptive *ad, uint64_t len,
 			ad->left_out[i]++;
 	}
 	return n;
+}
+
+int mrail_adaptive_plan(struct mrail_adaptive *ad, uint64_t len,
+			uint64_t min_stripe, uint64_t align,
+			struct mrail_stripe out[MRAIL_MAX_RAILS])
+{
+	return mrail_adaptive_plan_queued(ad, len, NULL, min_stripe, align, out);
 }
 
 int mrail_adaptive_update(struct mrail_adaptive *ad,

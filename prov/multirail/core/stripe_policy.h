@@ -45,10 +45,9 @@ int mrail_stripe_weighted(uint64_t len, size_t rail_count, const uint32_t *weigh
 
 /*
  * Adaptive striping (seed 003 4.5, equation 4). The state is each rail's
- * share of a transfer, fractions summing to 1, starting even. After a
- * transfer the caller reports, per rail, the bytes it moved and the time
- * from posting its stripe to its completion; the shares move toward the
- * split that would have made every stripe finish together:
+ * share of a transfer, fractions summing to 1, starting even. The caller
+ * reports, per rail, bytes moved and the time they took; the shares move
+ * toward the split that would have made every rail finish together:
  *
  *   rate_i     = bytes_i / seconds_i
  *   measured_i = M * rate_i / sum(rate_k)        over the measured rails k
@@ -56,14 +55,21 @@ int mrail_stripe_weighted(uint64_t len, size_t rail_count, const uint32_t *weigh
  *
  * where M is the sum of the measured rails' current shares, so the rails not
  * measured keep theirs and the total stays 1. alpha is the history kept: 0
- * trusts the last transfer alone (equation 3), values near 1 adapt slowly
+ * trusts the last report alone (equation 3), values near 1 adapt slowly
  * and ride out noise. (The paper's alpha in equation 4 weighs the new
  * information: it is 1 - this alpha.) Using each rail's bytes rather than its
  * share of the plan makes a stripe shortened by alignment or min_stripe
  * measure correctly.
  *
+ * The seed times each stripe of one transfer, which is right when one
+ * transfer is on the rails at a time. The provider reports instead what
+ * core/rail_meter.h measured over a window of time: each rail's bytes over
+ * the time it was busy. In a stream, stripes of many transfers queue on
+ * each rail and a stripe's own time includes its wait behind the others;
+ * busy time does not.
+ *
  * A rail that moved 0 bytes, or whose time is 0 (below the clock's
- * resolution), is not measured; a transfer with fewer than two measured
+ * resolution), is not measured; a report with fewer than two measured
  * rails tells nothing about their relative speeds and changes nothing.
  *
  * Re-probing: a rail whose share has fallen so low that min_stripe drops it
@@ -87,9 +93,9 @@ int mrail_stripe_weighted(uint64_t len, size_t rail_count, const uint32_t *weigh
 #define MRAIL_ADAPTIVE_PROBE_EVERY 8
 #define MRAIL_ADAPTIVE_SHORT_RATIO 16
 
-/* FI_MRAIL_ADAPTIVE_ALPHA when unset: each transfer moves the shares half
+/* FI_MRAIL_ADAPTIVE_ALPHA when unset: each report moves the shares half
  * way to what it measured, so a 4:1 pair of rails is within 5% of the best
- * split after 5 transfers, and one noisy measurement moves them only half. */
+ * split after 5 reports, and one noisy measurement moves them only half. */
 #define MRAIL_ADAPTIVE_ALPHA_DEFAULT 0.5
 
 /* Integer weights handed to mrail_stripe_weighted: shares scaled to this. */
@@ -105,7 +111,7 @@ struct mrail_adaptive {
 	double credit[MRAIL_MAX_RAILS];
 };
 
-/* One rail's part of a finished transfer, as the caller measured it. */
+/* One rail's bytes and the seconds they took, as the caller measured them. */
 struct mrail_rail_sample {
 	uint64_t bytes;
 	double seconds;
@@ -129,8 +135,26 @@ int mrail_adaptive_plan(struct mrail_adaptive *ad, uint64_t len,
 			struct mrail_stripe out[MRAIL_MAX_RAILS]);
 
 /*
- * Reports a finished transfer: samples[i] for rail i, count = the rail
- * count. Returns 0 (shares updated, or unchanged as described above) or
+ * mrail_adaptive_plan for rails that still have queued[i] bytes (of
+ * transfers split before) to move. Splitting by the shares alone would
+ * keep a rail that fell behind (a burst of loss, a slower moment) behind
+ * for good, its queue holding up every transfer while the others drain and
+ * idle; an idle rail then pays each read's start-up again and measures
+ * slower than it is. So the split instead fills the rails up to one level:
+ * rail i, working at share_i of the total rate, ends its queue and its new
+ * stripe at the same time as every other rail that gets one; a rail whose
+ * queue alone ends later gets none this time. With no queue (queued NULL
+ * or all 0) this is mrail_adaptive_plan exactly, short transfers taking
+ * turns; with queues a transfer the minimum stripe leaves whole goes to
+ * the rail that ends it first. Minimum stripe, alignment and re-probing
+ * are as in mrail_adaptive_plan.
+ */
+int mrail_adaptive_plan_queued(struct mrail_adaptive *ad, uint64_t len,
+			       const uint64_t *queued, uint64_t min_stripe,
+			       uint64_t align, struct mrail_stripe out[MRAIL_MAX_RAILS]);
+
+/*
+ * Reports a measurement: samples[i] for rail i, count = the rail count. Returns 0 (shares updated, or unchanged as described above) or
  * -EINVAL, with the shares untouched, when count differs from the rail
  * count, samples is NULL, or a time is negative, NaN or infinite.
  */

@@ -33,6 +33,7 @@
 #include "rail_config.h"
 #include "stripe.h"
 #include "stripe_policy.h"
+#include "rail_meter.h"
 #include "trigger.h"
 #include "liveness.h"
 
@@ -65,6 +66,7 @@ struct mrail_env {
 	char *weights;		/* FI_MRAIL_WEIGHTS */
 	char *window;		/* FI_MRAIL_WINDOW */
 	char *adaptive_alpha;	/* FI_MRAIL_ADAPTIVE_ALPHA */
+	char *adaptive_window;	/* FI_MRAIL_ADAPTIVE_WINDOW */
 	char *min_stripe;	/* FI_MRAIL_MIN_STRIPE */
 	char *stripe_ratio;	/* FI_MRAIL_STRIPE_RATIO */
 	char *peer_timeout;	/* FI_MRAIL_PEER_TIMEOUT, checked by getinfo */
@@ -298,6 +300,11 @@ void mrail_progress_forget(struct mrail_domain *domain, struct mrail_wait *wait)
  * up to MRAIL_RDV_READS_PER_RAIL reads of one message in flight per rail. */
 #define MRAIL_RDV_CHUNK ((uint64_t) 1 << 20)
 #define MRAIL_RDV_READS_PER_RAIL 4
+/* Adaptive striping plans at most this many bytes ahead of the rails
+ * (mrail_policy_plan_now): 48 ms of a 1.4 Gbit/s pair of rails, enough
+ * reads in flight on each to keep it busy, few enough that a change of
+ * rate is in the plans within a few tens of milliseconds. */
+#define MRAIL_ADAPTIVE_AHEAD ((uint64_t) 8 << 20)
 /* No rail is handed less than this much of a rendezvous message. */
 #define MRAIL_RDV_MIN_STRIPE ((uint64_t) 16384)
 /* Stripe offsets fall on page boundaries, friendlier to registration. */
@@ -369,21 +376,17 @@ struct mrail_policy {
 	struct fi_mrail_policy_attr attr;	/* the settings, validated */
 	struct mrail_mux mux;
 	struct mrail_adaptive adaptive;
+	/* Every rail's reads, metered whatever the policy: a read posted
+	 * before a switch to adaptive still ends on the meter. */
+	struct mrail_meter meter;
 	uint8_t select_cursor;		/* local_dynamic striping: next rail */
 	uint64_t align;			/* stripe offsets: a power of two */
-	/* Changes when adaptive's state is reset: a transfer planned
-	 * before reports nothing to the new state. */
-	uint64_t generation;
+	/* Bytes of transfers adaptive striping split and that have not
+	 * finished yet: the plans it made ahead; and per rail, the bytes of
+	 * their stripes not read yet (mrail_adaptive_plan_queued). */
+	uint64_t planned_ahead;
+	uint64_t queued[MRAIL_MAX_RAILS];
 	struct mrail_rail_counts rails[MRAIL_MAX_RAILS];
-};
-
-/* What one striped transfer measured, per rail, for adaptive striping. */
-struct mrail_xfer_clock {
-	bool adaptive;			/* planned by adaptive: report it */
-	uint64_t generation;
-	uint64_t first_issue_ns[MRAIL_MAX_RAILS];	/* CLOCK_MONOTONIC */
-	uint64_t last_done_ns[MRAIL_MAX_RAILS];
-	uint64_t bytes[MRAIL_MAX_RAILS];	/* read successfully */
 };
 
 struct mrail_ep {
@@ -430,6 +433,9 @@ struct mrail_ep {
 	struct mrail_rdv_send *rdv_sends;
 	uint64_t next_req_id;
 	struct mrail_rdv_recv *rdv_recvs;
+	/* Of those, the ones the striping policy did not split yet
+	 * (mrail_policy_plan_now): they are split in list order. */
+	size_t rdv_unplanned;
 	struct mrail_pending_ack *pending_acks;	/* waiting for a buffer */
 	struct mrail_hello *hellos;	/* HELLOs to send (mrail_msg.c) */
 	size_t next_stripe_rail;
@@ -511,21 +517,32 @@ void mrail_policy_tx_posted(struct mrail_ep *ep, size_t rail, const void *msg,
 			    size_t len, ssize_t ret);
 void mrail_policy_rx(struct mrail_ep *ep, size_t rail, const void *msg, size_t len);
 void mrail_policy_error(struct mrail_ep *ep, size_t rail);
+/*
+ * Whether a pulled transfer may be split now. Adaptive striping splits by
+ * what it knows when it splits: a transfer split long before its reads
+ * reach the rails carries stale shares. It therefore plans at most
+ * MRAIL_ADAPTIVE_AHEAD bytes ahead (any one transfer when nothing is
+ * planned); the others wait, in order. Every other policy: always.
+ */
+bool mrail_policy_plan_now(struct mrail_ep *ep);
 /* Splits a pulled transfer of len bytes by the striping policy (stripes as
- * core/stripe.h's); clock starts measuring it. Returns the stripe count,
- * 0 for len 0, or a negative error. */
+ * core/stripe.h's); *ahead is what it counts as planned ahead (0: none),
+ * until its reads and mrail_policy_xfer_done give it back. Returns the
+ * stripe count, 0 for len 0, or a negative error. */
 int mrail_policy_stripe(struct mrail_ep *ep, uint64_t len,
-			struct mrail_stripe out[MRAIL_MAX_RAILS],
-			struct mrail_xfer_clock *clock);
-/* A read of len bytes of the transfer on rail was posted (ret as above) /
- * completed (err 0 or a positive FI_E*, already counted as an error). */
-void mrail_policy_read_posted(struct mrail_ep *ep, struct mrail_xfer_clock *clock,
-			      size_t rail, uint64_t len, ssize_t ret);
-void mrail_policy_read_done(struct mrail_ep *ep, struct mrail_xfer_clock *clock,
-			    size_t rail, uint64_t len, int err);
-/* The transfer ended (err 0: every stripe landed): adaptive learns. */
-void mrail_policy_xfer_done(struct mrail_ep *ep, const struct mrail_xfer_clock *clock,
-			    int err);
+			struct mrail_stripe out[MRAIL_MAX_RAILS], uint64_t *ahead);
+/* A transfer split by mrail_policy_stripe ended, every read back; unread[]
+ * per stripe: the bytes never read (it failed). */
+void mrail_policy_xfer_done(struct mrail_ep *ep, uint64_t ahead,
+			    const struct mrail_stripe *stripes,
+			    const uint64_t *unread, int count);
+/* A read of a striped transfer was posted on rail (ret as above) /
+ * completed, with len bytes (err 0) or not (a positive FI_E*, already
+ * counted as an error): the rail meter's input, and adaptive learns.
+ * ahead: the transfer's count from mrail_policy_stripe. */
+void mrail_policy_read_posted(struct mrail_ep *ep, size_t rail, ssize_t ret);
+void mrail_policy_read_done(struct mrail_ep *ep, size_t rail, uint64_t len, int err,
+			    uint64_t ahead);
 
 extern struct fi_ops_msg mrail_msg_ops;
 extern struct fi_ops_tagged mrail_tagged_ops;

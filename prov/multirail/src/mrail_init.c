@@ -72,7 +72,12 @@ static void mrail_define_params(void)
 			"(default 8).");
 	fi_param_define(&mrail_prov, "adaptive_alpha", FI_PARAM_STRING,
 			"History kept by adaptive striping, 0 to below 1 "
-			"(default 0.5): 0 follows the last transfer alone.");
+			"(default 0.5): 0 follows the last window alone.");
+	fi_param_define(&mrail_prov, "adaptive_window", FI_PARAM_STRING,
+			"Milliseconds over which adaptive striping measures each "
+			"rail's rate before it moves the shares, 0..%u (default "
+			"%u; 0: at every read completed).",
+			MRAIL_METER_WINDOW_MS_MAX, MRAIL_METER_WINDOW_MS_DEFAULT);
 	fi_param_define(&mrail_prov, "min_stripe", FI_PARAM_STRING,
 			"Smallest stripe in bytes, at least 1 (default %llu): no "
 			"rail is handed less of a transfer.",
@@ -110,6 +115,8 @@ static void mrail_read_params(void)
 	fi_param_get_str(&mrail_prov, "weights", &mrail_env.weights);
 	fi_param_get_str(&mrail_prov, "window", &mrail_env.window);
 	fi_param_get_str(&mrail_prov, "adaptive_alpha", &mrail_env.adaptive_alpha);
+	fi_param_get_str(&mrail_prov, "adaptive_window",
+			 &mrail_env.adaptive_window);
 	fi_param_get_str(&mrail_prov, "min_stripe", &mrail_env.min_stripe);
 	fi_param_get_str(&mrail_prov, "stripe_ratio", &mrail_env.stripe_ratio);
 	fi_param_get_str(&mrail_prov, "peer_timeout", &mrail_env.peer_timeout);

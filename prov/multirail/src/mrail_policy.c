@@ -207,13 +207,31 @@ static int attr_from_env(const struct mrail_railset *set,
 	return 0;
 }
 
+/* FI_MRAIL_ADAPTIVE_WINDOW in nanoseconds, or -FI_ENODATA after a warning. */
+static int window_from_env(uint64_t *window_ns)
+{
+	char err[MRAIL_ERR_MAX];
+	uint64_t ms = MRAIL_METER_WINDOW_MS_DEFAULT;
+
+	if (mrail_env.adaptive_window &&
+	    parse_u64(mrail_env.adaptive_window, 0, MRAIL_METER_WINDOW_MS_MAX, &ms,
+		      err, sizeof(err)))
+		return env_refuse("FI_MRAIL_ADAPTIVE_WINDOW",
+				  mrail_env.adaptive_window, err);
+	*window_ns = ms * 1000000u;
+	return 0;
+}
+
 int mrail_policy_env_check(const struct mrail_railset *set)
 {
 	struct fi_mrail_policy_attr attr;
+	uint64_t window_ns;
+	int ret;
 
 	if (!set->count)
 		return 0;
-	return attr_from_env(set, &attr);
+	ret = attr_from_env(set, &attr);
+	return ret ? ret : window_from_env(&window_ns);
 }
 
 /* ---- applying settings ---- */
@@ -316,8 +334,8 @@ static int policy_apply(struct mrail_ep *ep, const struct fi_mrail_policy_attr *
 					  attr->adaptive_alpha);
 		if (ret)
 			return -FI_EINVAL;
+		mrail_meter_restart(&pol->meter, monotonic_ns());
 		pol->select_cursor = 0;
-		pol->generation++;
 	}
 	pol->attr = *attr;
 	pol->attr.size = sizeof(pol->attr);
@@ -329,12 +347,19 @@ int mrail_policy_init(struct mrail_ep *ep)
 {
 	const struct mrail_railset *set = &ep->domain->fabric->rails;
 	struct fi_mrail_policy_attr attr;
+	uint64_t window_ns;
 	int ret;
 
 	memset(&ep->policy, 0, sizeof(ep->policy));
 	ep->policy.align = MRAIL_STRIPE_ALIGN;
 	/* fi_getinfo checked the same variables for the same rails. */
 	ret = attr_from_env(set, &attr);
+	if (!ret)
+		ret = window_from_env(&window_ns);
+	if (ret)
+		return -FI_EINVAL;
+	ret = mrail_meter_init(&ep->policy.meter, ep->rail_count, window_ns,
+			       monotonic_ns());
 	if (ret)
 		return -FI_EINVAL;
 	ret = attr_validate(&attr, ep->rail_count);
@@ -557,15 +582,41 @@ static int stripe_local_dynamic(struct mrail_ep *ep, uint64_t len,
 				     pol->attr.min_stripe, pol->align, out);
 }
 
+bool mrail_policy_plan_now(struct mrail_ep *ep)
+{
+	const struct mrail_policy *pol = &ep->policy;
+
+	return pol->attr.stripe_policy != MRAIL_STRIPE_ADAPTIVE ||
+	       pol->planned_ahead < MRAIL_ADAPTIVE_AHEAD;
+}
+
+static void sub_clamped(uint64_t *total, uint64_t v)
+{
+	*total -= v < *total ? v : *total;
+}
+
+void mrail_policy_xfer_done(struct mrail_ep *ep, uint64_t ahead,
+			    const struct mrail_stripe *stripes,
+			    const uint64_t *unread, int count)
+{
+	struct mrail_policy *pol = &ep->policy;
+	int s;
+
+	if (!ahead)
+		return;
+	sub_clamped(&pol->planned_ahead, ahead);
+	for (s = 0; s < count; s++)
+		sub_clamped(&pol->queued[stripes[s].rail], unread[s]);
+}
+
 int mrail_policy_stripe(struct mrail_ep *ep, uint64_t len,
-			struct mrail_stripe out[MRAIL_MAX_RAILS],
-			struct mrail_xfer_clock *clock)
+			struct mrail_stripe out[MRAIL_MAX_RAILS], uint64_t *ahead)
 {
 	struct mrail_policy *pol = &ep->policy;
 	uint64_t min_even;
-	int ret;
+	int ret, i;
 
-	memset(clock, 0, sizeof(*clock));
+	*ahead = 0;
 	switch (pol->attr.stripe_policy) {
 	case MRAIL_STRIPE_EVEN:
 		/* stripe.h keeps min_stripe only when it is aligned. */
@@ -579,10 +630,15 @@ int mrail_policy_stripe(struct mrail_ep *ep, uint64_t len,
 					    pol->attr.min_stripe, pol->align, out);
 		break;
 	case MRAIL_STRIPE_ADAPTIVE:
-		ret = mrail_adaptive_plan(&pol->adaptive, len, pol->attr.min_stripe,
-					  pol->align, out);
-		clock->adaptive = true;
-		clock->generation = pol->generation;
+		ret = mrail_adaptive_plan_queued(&pol->adaptive, len, pol->queued,
+						 pol->attr.min_stripe, pol->align,
+						 out);
+		if (ret > 0) {
+			*ahead = len;
+			pol->planned_ahead += len;
+		}
+		for (i = 0; i < ret; i++)
+			pol->queued[out[i].rail] += out[i].len;
 		break;
 	case MRAIL_STRIPE_LOCAL_DYNAMIC:
 		ret = stripe_local_dynamic(ep, len, out);
@@ -591,7 +647,7 @@ int mrail_policy_stripe(struct mrail_ep *ep, uint64_t len,
 	case MRAIL_STRIPE_HYBRID:
 		/* Transfers that reserve rails are split by
 		 * mrail_policy_stripe_over; the others go whole. */
-		return mrail_policy_stripe_over(ep, len, 0, out, clock);
+		return mrail_policy_stripe_over(ep, len, 0, out);
 	default:
 		ret = -FI_EINVAL;
 		break;
@@ -603,14 +659,12 @@ int mrail_policy_stripe(struct mrail_ep *ep, uint64_t len,
  * (hybrid's short transfers, or no grant in time): whole on the next rail
  * in turn. */
 int mrail_policy_stripe_over(struct mrail_ep *ep, uint64_t len, uint32_t rails,
-			     struct mrail_stripe out[MRAIL_MAX_RAILS],
-			     struct mrail_xfer_clock *clock)
+			     struct mrail_stripe out[MRAIL_MAX_RAILS])
 {
 	uint32_t weights[MRAIL_MAX_RAILS];
 	size_t rail;
 	int ret;
 
-	memset(clock, 0, sizeof(*clock));
 	rails &= (ep->rail_count >= 32 ? ~0u : (1u << ep->rail_count) - 1);
 	if (!rails)
 		rails = 1u << (ep->next_stripe_rail++ % ep->rail_count);
@@ -622,12 +676,10 @@ int mrail_policy_stripe_over(struct mrail_ep *ep, uint64_t len, uint32_t rails,
 	return ret < 0 ? -FI_EINVAL : ret;
 }
 
-void mrail_policy_read_posted(struct mrail_ep *ep, struct mrail_xfer_clock *clock,
-			      size_t rail, uint64_t len, ssize_t ret)
+void mrail_policy_read_posted(struct mrail_ep *ep, size_t rail, ssize_t ret)
 {
 	struct mrail_rail_counts *c = &ep->policy.rails[rail];
 
-	(void) len;
 	if (ret == -FI_EAGAIN)
 		return;
 	if (ret) {
@@ -636,47 +688,43 @@ void mrail_policy_read_posted(struct mrail_ep *ep, struct mrail_xfer_clock *cloc
 	}
 	c->tx_ops++;
 	c->reads_in_flight++;
-	if (!clock->first_issue_ns[rail])
-		clock->first_issue_ns[rail] = monotonic_ns();
+	mrail_meter_start(&ep->policy.meter, rail, monotonic_ns());
 }
 
-void mrail_policy_read_done(struct mrail_ep *ep, struct mrail_xfer_clock *clock,
-			    size_t rail, uint64_t len, int err)
-{
-	struct mrail_rail_counts *c = &ep->policy.rails[rail];
-
-	if (c->reads_in_flight)
-		c->reads_in_flight--;
-	if (err)
-		return;
-	c->rx_bytes += len;
-	clock->bytes[rail] += len;
-	clock->last_done_ns[rail] = monotonic_ns();
-}
-
-void mrail_policy_xfer_done(struct mrail_ep *ep, const struct mrail_xfer_clock *clock,
-			    int err)
+/*
+ * Adaptive striping learns from the rail meter: once a window is over,
+ * each rail's bytes over its busy time (core/rail_meter.h), not each
+ * transfer's stripe times, which in a stream include the wait behind the
+ * transfers split before it.
+ */
+static void policy_adaptive_learn(struct mrail_ep *ep, uint64_t now)
 {
 	struct mrail_policy *pol = &ep->policy;
 	struct mrail_rail_sample samples[MRAIL_MAX_RAILS];
-	size_t rail;
 
-	/* A failed transfer, or one planned before the policy changed,
-	 * says nothing about the rails as they are now. */
-	if (err || !clock->adaptive || clock->generation != pol->generation ||
-	    pol->attr.stripe_policy != MRAIL_STRIPE_ADAPTIVE)
+	if (pol->attr.stripe_policy != MRAIL_STRIPE_ADAPTIVE ||
+	    mrail_meter_take(&pol->meter, now, samples) < 2)
 		return;
-	for (rail = 0; rail < ep->rail_count; rail++) {
-		samples[rail].bytes = clock->bytes[rail];
-		samples[rail].seconds = 0;
-		if (clock->bytes[rail] && clock->last_done_ns[rail] >
-					  clock->first_issue_ns[rail])
-			samples[rail].seconds = (double) (clock->last_done_ns[rail] -
-							  clock->first_issue_ns[rail]) / 1e9;
-	}
 	if (mrail_adaptive_update(&pol->adaptive, samples, ep->rail_count))
-		MRAIL_WARN(FI_LOG_EP_DATA, "adaptive striping refused a "
-			   "transfer's measurements\n");
+		MRAIL_WARN(FI_LOG_EP_DATA, "adaptive striping refused the rail "
+			   "meter's measurements\n");
+}
+
+void mrail_policy_read_done(struct mrail_ep *ep, size_t rail, uint64_t len, int err,
+			    uint64_t ahead)
+{
+	struct mrail_rail_counts *c = &ep->policy.rails[rail];
+	uint64_t now = monotonic_ns();
+
+	if (c->reads_in_flight)
+		c->reads_in_flight--;
+	if (ahead)
+		sub_clamped(&ep->policy.queued[rail], len);
+	mrail_meter_done(&ep->policy.meter, rail, err ? 0 : len, now);
+	if (err)
+		return;
+	c->rx_bytes += len;
+	policy_adaptive_learn(ep, now);
 }
 
 /* ---- fi_control ---- */

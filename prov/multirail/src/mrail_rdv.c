@@ -79,6 +79,9 @@ struct mrail_rdv_recv {
 	size_t iov_count;
 	/* Rails with FI_MR_LOCAL need the receive buffer registered. */
 	struct fid_mr *local_mrs[MRAIL_MAX_RAILS][MRAIL_IOV_LIMIT];
+	/* Not split yet: waits for mrail_policy_plan_now. */
+	bool unplanned;
+	uint64_t ahead;		/* mrail_policy_stripe's count of it */
 	struct mrail_stripe stripes[MRAIL_MAX_RAILS];
 	uint64_t issued[MRAIL_MAX_RAILS];
 	size_t stripe_inflight[MRAIL_MAX_RAILS];
@@ -86,7 +89,6 @@ struct mrail_rdv_recv {
 	size_t inflight;
 	int err;		/* first failure, a positive FI_E* value */
 	struct mrail_rdv_read reads[MRAIL_MAX_RAILS * MRAIL_RDV_READS_PER_RAIL];
-	struct mrail_xfer_clock clock;	/* the striping policy's measures */
 	struct mrail_rsv_req rsv;	/* dynamic striping: rails reserved */
 };
 
@@ -539,12 +541,29 @@ static void rdv_recv_free(struct mrail_ep *ep, struct mrail_rdv_recv *rdv)
 	free(rdv);
 }
 
+/* Gives the policy back what it counted of rdv: the plan ahead, and the
+ * bytes of its stripes never read (a failure ended it early). */
+static void rdv_policy_release(struct mrail_ep *ep, struct mrail_rdv_recv *rdv)
+{
+	uint64_t unread[MRAIL_MAX_RAILS];
+	int s;
+
+	if (!rdv->ahead)
+		return;
+	for (s = 0; s < rdv->stripe_count; s++)
+		unread[s] = rdv->stripes[s].len - rdv->issued[s];
+	mrail_policy_xfer_done(ep, rdv->ahead, rdv->stripes, unread,
+			       rdv->stripe_count);
+}
+
 /* Every read is back: complete the receive and release the sender. */
 static void rdv_recv_finish(struct mrail_ep *ep, struct mrail_rdv_recv *rdv)
 {
 	struct mrail_cq_entry *entry = &rdv->user;
 
-	mrail_policy_xfer_done(ep, &rdv->clock, rdv->err);
+	if (rdv->unplanned)
+		ep->rdv_unplanned--;
+	rdv_policy_release(ep, rdv);
 	mrail_rsv_end(ep, &rdv->rsv);
 	if (rdv->err) {
 		entry->err = rdv->err;
@@ -635,7 +654,7 @@ static int rdv_issue_one(struct mrail_ep *ep, struct mrail_rdv_recv *rdv, int s,
 	read->stripe = s;
 	ret = fi_read(ep->rail_eps[rail], dst, len, desc, peer->rail_fi_addr[rail],
 		      raddr, rdv->rts.keys[rail], &read->rc.ctx);
-	mrail_policy_read_posted(ep, &rdv->clock, rail, len, ret);
+	mrail_policy_read_posted(ep, rail, ret);
 	if (ret)
 		return (int) ret;
 	read->in_use = true;
@@ -654,8 +673,7 @@ static void rdv_issue(struct mrail_ep *ep, struct mrail_rdv_recv *rdv)
 	int s, ret;
 
 	if (rdv->rsv.waiting) {
-		ret = mrail_rsv_poll(ep, &rdv->rsv, rdv->to_read, rdv->stripes,
-				     &rdv->clock);
+		ret = mrail_rsv_poll(ep, &rdv->rsv, rdv->to_read, rdv->stripes);
 		if (ret == -FI_EAGAIN)
 			return;
 		if (ret < 0)
@@ -663,6 +681,9 @@ static void rdv_issue(struct mrail_ep *ep, struct mrail_rdv_recv *rdv)
 		else
 			rdv->stripe_count = ret;
 	}
+	/* Split in list order (rdv_plan_waiting); a failed one ends. */
+	if (rdv->unplanned && !rdv->err)
+		return;
 	if (!peer && !rdv->err) {
 		MRAIL_WARN(FI_LOG_EP_DATA, "peer %" PRIu64 " left the AV during a "
 			   "rendezvous receive\n", (uint64_t) rdv->peer);
@@ -713,7 +734,36 @@ static int rdv_register_local(struct mrail_ep *ep, struct mrail_rdv_recv *rdv)
 	return 0;
 }
 
-/* Splits the transfer over the rails and starts reading (rdv is listed). */
+static void rdv_plan(struct mrail_ep *ep, struct mrail_rdv_recv *rdv)
+{
+	int ret;
+
+	ret = mrail_policy_stripe(ep, rdv->to_read, rdv->stripes, &rdv->ahead);
+	if (ret < 0)
+		rdv->err = FI_EINVAL;
+	else
+		rdv->stripe_count = ret;
+}
+
+/* Splits the transfers that waited for the policy, oldest first, as long
+ * as it lets them; their reads start in rdv_issue. */
+static void rdv_plan_waiting(struct mrail_ep *ep)
+{
+	struct mrail_rdv_recv *rdv;
+
+	DL_FOREACH(ep->rdv_recvs, rdv) {
+		if (!ep->rdv_unplanned || !mrail_policy_plan_now(ep))
+			return;
+		if (!rdv->unplanned)
+			continue;
+		rdv->unplanned = false;
+		ep->rdv_unplanned--;
+		rdv_plan(ep, rdv);
+	}
+}
+
+/* Splits the transfer over the rails and starts reading (rdv is listed),
+ * or leaves it to wait behind older ones the policy holds back. */
 static void rdv_pull_begin(struct mrail_ep *ep, struct mrail_rdv_recv *rdv)
 {
 	int ret;
@@ -726,13 +776,12 @@ static void rdv_pull_begin(struct mrail_ep *ep, struct mrail_rdv_recv *rdv)
 		rdv->err = -ret;
 	} else if (rdv->to_read && mrail_rsv_wanted(ep, rdv->to_read)) {
 		mrail_rsv_begin(ep, &rdv->rsv, rdv->peer);
+	} else if (rdv->to_read && !ep->rdv_unplanned &&
+		   mrail_policy_plan_now(ep)) {
+		rdv_plan(ep, rdv);
 	} else if (rdv->to_read) {
-		ret = mrail_policy_stripe(ep, rdv->to_read, rdv->stripes,
-					  &rdv->clock);
-		if (ret < 0)
-			rdv->err = FI_EINVAL;
-		else
-			rdv->stripe_count = ret;
+		rdv->unplanned = true;
+		ep->rdv_unplanned++;
 	}
 	rdv_issue(ep, rdv);
 }
@@ -857,7 +906,7 @@ void mrail_rdv_handle_read(struct mrail_ep *ep, struct mrail_rail_ctx *rc, int e
 	struct mrail_rdv_recv *rdv = read->rdv;
 
 	read->in_use = false;
-	mrail_policy_read_done(ep, &rdv->clock, rc->rail, read->len, err);
+	mrail_policy_read_done(ep, rc->rail, read->len, err, rdv->ahead);
 	rdv->stripe_inflight[read->stripe]--;
 	rdv->inflight--;
 	if (err && !rdv->err) {
@@ -880,6 +929,8 @@ void mrail_rdv_progress(struct mrail_ep *ep)
 		LL_DELETE(ep->pending_acks, ack);
 		free(ack);
 	}
+	if (ep->rdv_unplanned)
+		rdv_plan_waiting(ep);
 	DL_FOREACH_SAFE(ep->rdv_recvs, rdv, tmp)
 		rdv_issue(ep, rdv);
 }

@@ -307,8 +307,7 @@ static void rsv_abandon(struct mrail_ep *ep, struct mrail_rsv_ep *rsv,
  * (the minimum stripe) goes back at once. */
 static int rsv_stripe(struct mrail_ep *ep, struct mrail_rsv_ep *rsv,
 		      struct mrail_rsv_req *req, uint64_t len,
-		      struct mrail_stripe out[MRAIL_MAX_RAILS],
-		      struct mrail_xfer_clock *clock)
+		      struct mrail_stripe out[MRAIL_MAX_RAILS])
 {
 	struct mrail_rsv_event ev = { .type = MRAIL_RSV_LOCAL_ABORT };
 	struct mrail_rsv_actions act;
@@ -316,7 +315,7 @@ static int rsv_stripe(struct mrail_ep *ep, struct mrail_rsv_ep *rsv,
 	size_t rail;
 	int n, s;
 
-	n = mrail_policy_stripe_over(ep, len, req->xfer.granted, out, clock);
+	n = mrail_policy_stripe_over(ep, len, req->xfer.granted, out);
 	for (s = 0; s < n; s++)
 		used |= 1u << out[s].rail;
 	for (rail = 0; rail < ep->rail_count && n >= 0; rail++) {
@@ -331,8 +330,7 @@ static int rsv_stripe(struct mrail_ep *ep, struct mrail_rsv_ep *rsv,
 }
 
 int mrail_rsv_poll(struct mrail_ep *ep, struct mrail_rsv_req *req, uint64_t len,
-		   struct mrail_stripe out[MRAIL_MAX_RAILS],
-		   struct mrail_xfer_clock *clock)
+		   struct mrail_stripe out[MRAIL_MAX_RAILS])
 {
 	struct mrail_rsv_ep *rsv = rsv_get(ep);
 	struct mrail_av_peer *peer = mrail_av_get_peer(ep->av, req->peer);
@@ -349,7 +347,7 @@ int mrail_rsv_poll(struct mrail_ep *ep, struct mrail_rsv_req *req, uint64_t len,
 	if (node == rsv->rail[0].node) {
 		/* Our own address: no port pair to reserve. */
 		req->waiting = false;
-		return mrail_policy_stripe_over(ep, len, ~0u, out, clock);
+		return mrail_policy_stripe_over(ep, len, ~0u, out);
 	}
 	for (;;) {
 		free_rails = 0;
@@ -377,7 +375,7 @@ int mrail_rsv_poll(struct mrail_ep *ep, struct mrail_rsv_req *req, uint64_t len,
 			continue;
 		case MRAIL_RSV_NEXT_GO:
 			req->waiting = false;
-			return rsv_stripe(ep, rsv, req, len, out, clock);
+			return rsv_stripe(ep, rsv, req, len, out);
 		case MRAIL_RSV_NEXT_FALLBACK:
 			goto fallback;
 		}
@@ -387,7 +385,7 @@ fallback:
 		   " in time: the transfer goes whole on one rail, unreserved "
 		   "(fi_mrail(7), dynamic striping)\n", (uint64_t) req->peer);
 	req->waiting = false;
-	return mrail_policy_stripe_over(ep, len, 0, out, clock);
+	return mrail_policy_stripe_over(ep, len, 0, out);
 }
 
 void mrail_rsv_end(struct mrail_ep *ep, struct mrail_rsv_req *req)

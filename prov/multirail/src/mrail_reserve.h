@@ -46,8 +46,7 @@ void mrail_rsv_begin(struct mrail_ep *ep, struct mrail_rsv_req *req, fi_addr_t p
  * or whole on one rail when none was) as mrail_policy_stripe returns them.
  */
 int mrail_rsv_poll(struct mrail_ep *ep, struct mrail_rsv_req *req, uint64_t len,
-		   struct mrail_stripe out[MRAIL_MAX_RAILS],
-		   struct mrail_xfer_clock *clock);
+		   struct mrail_stripe out[MRAIL_MAX_RAILS]);
 
 /* The transfer is over: its rails go back (ABORT to the peer). */
 void mrail_rsv_end(struct mrail_ep *ep, struct mrail_rsv_req *req);
@@ -68,7 +67,6 @@ void mrail_rsv_flush(struct mrail_ep *ep);
 /* Policy side (mrail_policy.c): len bytes over the rails set in rails,
  * equal shares; with rails 0, whole on one rail picked round-robin. */
 int mrail_policy_stripe_over(struct mrail_ep *ep, uint64_t len, uint32_t rails,
-			     struct mrail_stripe out[MRAIL_MAX_RAILS],
-			     struct mrail_xfer_clock *clock);
+			     struct mrail_stripe out[MRAIL_MAX_RAILS]);
 
 #endif /* MRAIL_RESERVE_SRC_H */
