@@ -3,7 +3,12 @@
  * event queues, memory registration and fi_trywait, in one process (no
  * peer: messages for the CQ checks go to the process's own address).
  *
- *   fi_mrail_objs [-t counters|cq|eq|mr|trywait|all] [-v]
+ *   fi_mrail_objs [-t counters|cq|eq|mr|trywait|all|exit] [-v]
+ *
+ * -t exit (not part of all) opens an FI_PROGRESS_AUTO domain, sends a
+ * message to itself through the progress thread, and exits with every
+ * object still open, as applications that fail do: libfabric then cleans
+ * up and unloads mrail while mrail's progress thread exists.
  *
  * Every check asserts exact values: counts, event bytes, keys, return
  * codes. Timed waits are checked never to return before their timeout (no
@@ -1132,6 +1137,63 @@ out:
 		fi_close(&eq->fid);
 }
 
+#define EXIT_BUSY_MSGS 32
+static uint8_t busy[EXIT_BUSY_MSGS][1 << 20];
+
+/* Exits from inside: see the top of the file. */
+static void test_exit_open(struct fid_fabric *fabric, struct fi_info *info)
+{
+	struct fi_cq_attr attr = {
+		.format = FI_CQ_FORMAT_MSG,
+		.wait_obj = FI_WAIT_UNSPEC,
+	};
+	static const char payload[] = "mrail objs: exit with objects open";
+	struct fi_cq_msg_entry comp;
+	struct fi_info *auto_info;
+	struct fid_domain *domain;
+	struct self_ep s = { 0 };
+	struct fid_cq *cq;
+	char rbuf[sizeof(payload)] = { 0 };
+	int ctx_rx, ctx_tx, seen = 0, got = 0, i;
+	bool got_rx = false;
+	ssize_t ret;
+
+	auto_info = fi_dupinfo(info);
+	auto_info->domain_attr->data_progress = FI_PROGRESS_AUTO;
+	auto_info->domain_attr->control_progress = FI_PROGRESS_AUTO;
+	if ((ret = fi_domain(fabric, auto_info, &domain, NULL)) ||
+	    (ret = fi_cq_open(domain, &attr, &cq, NULL)) ||
+	    (ret = self_ep_open(domain, auto_info, cq, cq, &s)) ||
+	    (ret = fi_recv(s.ep, rbuf, sizeof(rbuf), NULL, s.self, &ctx_rx)) ||
+	    (ret = self_send(&s, cq, payload, sizeof(payload), &ctx_tx,
+			     &comp, &got_rx))) {
+		check_what(false, "an FI_PROGRESS_AUTO endpoint sending to itself",
+			   "%s", fi_strerror((int) -ret));
+		goto out;
+	}
+	if (got_rx)
+		seen |= comp.op_context == &ctx_rx ? 1 : comp.op_context == &ctx_tx ? 2 : 4;
+	/* Nothing but sleeps in fi_cq_sread: the progress thread does the rest. */
+	while ((seen & 3) != 3 && ++got <= 4 &&
+	       fi_cq_sread(cq, &comp, 1, NULL, 10000) == 1)
+		seen |= comp.op_context == &ctx_rx ? 1 : comp.op_context == &ctx_tx ? 2 : 4;
+	check_what(seen == 3, "the send and the receive complete, once each",
+		   "completions seen: 0x%x", seen);
+	check_what(!memcmp(rbuf, payload, sizeof(payload)), "the message arrived intact",
+		   NULL);
+	/* Leave the thread busy: transfers to ourselves still in flight. */
+	for (i = 0; i < EXIT_BUSY_MSGS; i++) {
+		if (fi_recv(s.ep, busy[i], sizeof(busy[i]), NULL, s.self, NULL) ||
+		    fi_send(s.ep, busy[i], sizeof(busy[i]), NULL, s.self, NULL))
+			break;
+	}
+out:
+	printf("fi_mrail_objs: %d of %d checks passed\n", check_count - check_failures,
+	       check_count);
+	fflush(stdout);
+	exit(check_failures ? 1 : 0);
+}
+
 int main(int argc, char **argv)
 {
 	struct fid_fabric *fabric = NULL;
@@ -1150,13 +1212,14 @@ int main(int argc, char **argv)
 			break;
 		default:
 			fprintf(stderr,
-				"usage: %s [-t counters|cq|eq|mr|trywait|all] [-v]\n",
+				"usage: %s [-t counters|cq|eq|mr|trywait|all|exit] [-v]\n",
 				argv[0]);
 			return opt == 'h' ? 0 : 2;
 		}
 	}
 	if (strcmp(which, "all") && strcmp(which, "counters") && strcmp(which, "cq") &&
-	    strcmp(which, "eq") && strcmp(which, "mr") && strcmp(which, "trywait")) {
+	    strcmp(which, "eq") && strcmp(which, "mr") && strcmp(which, "trywait") &&
+	    strcmp(which, "exit")) {
 		fprintf(stderr, "fi_mrail_objs: unknown test set \"%s\"\n", which);
 		return 2;
 	}
@@ -1198,6 +1261,10 @@ int main(int argc, char **argv)
 	if (!strcmp(which, "all") || !strcmp(which, "trywait")) {
 		step = "trywait";
 		test_trywait(fabric, domain);
+	}
+	if (!strcmp(which, "exit")) {
+		step = "exit with objects open";
+		test_exit_open(fabric, info);
 	}
 	step = "close";
 out:

@@ -253,6 +253,7 @@ void mrail_user_complete(struct mrail_ep *ep, const struct mrail_cq_entry *entry
  */
 int mrail_progress_start(struct mrail_domain *domain);
 void mrail_progress_stop(struct mrail_domain *domain);
+void mrail_progress_stop_all(void);
 int mrail_progress_add_ep(struct mrail_domain *domain, struct mrail_ep *ep);
 void mrail_progress_remove_ep(struct mrail_domain *domain, struct mrail_ep *ep);
 void mrail_progress_kick(struct mrail_domain *domain);

@@ -9,11 +9,14 @@ struct mrail_env mrail_env = {
 	.private_core = 1,
 };
 
-/* Nothing global to release: every railset belongs to the call or object
- * that resolved it, and the private libfabric stays loaded until exit
- * (mrail_corelib.c says why). */
+/* libfabric unloads this library after calling this: no progress thread
+ * may be left running its code (an application may exit with domains
+ * open). Nothing else global to release: every railset belongs to the call
+ * or object that resolved it, and the private libfabric stays loaded until
+ * exit (mrail_corelib.c says why). */
 static void mrail_cleanup(void)
 {
+	mrail_progress_stop_all();
 }
 
 struct fi_provider mrail_prov = {

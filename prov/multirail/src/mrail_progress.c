@@ -62,7 +62,18 @@ struct mrail_progress {
 	bool holding_wakes;
 	struct mrail_wait *wakes;
 	pthread_mutex_t wake_lock;
+	/* On the list of running threads (under running_lock). */
+	struct mrail_domain *domain;
+	bool running;
+	struct mrail_progress *running_prev, *running_next;
 };
+
+/* Every progress thread still running, so that they can be stopped when
+ * the process exits with domains open. Without that, libfabric's fi_fini
+ * unloads this library (dlclose) under a thread still running its code. */
+static pthread_mutex_t running_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct mrail_progress *running;
+static pthread_once_t running_atexit_once = PTHREAD_ONCE_INIT;
 
 void mrail_progress_wake(struct mrail_domain *domain, struct mrail_wait *wait)
 {
@@ -311,6 +322,42 @@ void mrail_progress_remove_ep(struct mrail_domain *domain, struct mrail_ep *ep)
 		ep_unwatch(domain->progress, ep, ep->rail_count);
 }
 
+/* Tells the thread to stop and waits until it has. */
+static void progress_join(struct mrail_progress *pg)
+{
+	struct mrail_domain *domain = pg->domain;
+
+	pthread_mutex_lock(&domain->lock);
+	pg->stop = true;
+	(void) eventfd_write(pg->wake_fd, 1);
+	pthread_mutex_unlock(&domain->lock);
+	pthread_join(pg->thread, NULL);
+}
+
+void mrail_progress_stop_all(void)
+{
+	struct mrail_progress *pg, *tmp;
+
+	pthread_mutex_lock(&running_lock);
+	DL_FOREACH_SAFE2(running, pg, tmp, running_next) {
+		DL_DELETE2(running, pg, running_prev, running_next);
+		pg->running = false;
+		progress_join(pg);
+	}
+	pthread_mutex_unlock(&running_lock);
+}
+
+/* exit() runs this before any library's destructor, so no thread is left
+ * in a rail provider that libfabric is cleaning up, nor in this library
+ * when fi_fini unloads it. The domains themselves stay: the process is
+ * ending. */
+static void progress_register_atexit(void)
+{
+	if (atexit(mrail_progress_stop_all))
+		MRAIL_WARN(FI_LOG_DOMAIN, "atexit failed: a process that exits "
+			   "with an FI_PROGRESS_AUTO domain open may crash\n");
+}
+
 int mrail_progress_start(struct mrail_domain *domain)
 {
 	struct mrail_progress *pg;
@@ -334,8 +381,16 @@ int mrail_progress_start(struct mrail_domain *domain)
 	if (ret)
 		goto err;
 	pthread_mutex_init(&pg->wake_lock, NULL);
+	pthread_once(&running_atexit_once, progress_register_atexit);
+	pg->domain = domain;
 	domain->progress = pg;
+	pthread_mutex_lock(&running_lock);
 	ret = -pthread_create(&pg->thread, NULL, progress_run, domain);
+	if (!ret) {
+		pg->running = true;
+		DL_APPEND2(running, pg, running_prev, running_next);
+	}
+	pthread_mutex_unlock(&running_lock);
 	if (ret) {
 		domain->progress = NULL;
 		pthread_mutex_destroy(&pg->wake_lock);
@@ -357,13 +412,21 @@ void mrail_progress_stop(struct mrail_domain *domain)
 {
 	struct mrail_progress *pg = domain->progress;
 
+	bool was_running;
+
 	if (!pg)
 		return;
-	pthread_mutex_lock(&domain->lock);
-	pg->stop = true;
-	(void) eventfd_write(pg->wake_fd, 1);
-	pthread_mutex_unlock(&domain->lock);
-	pthread_join(pg->thread, NULL);
+	/* Whoever takes the thread off the running list joins it: here, or
+	 * mrail_progress_stop_all, which has finished once we get the lock. */
+	pthread_mutex_lock(&running_lock);
+	was_running = pg->running;
+	if (was_running) {
+		DL_DELETE2(running, pg, running_prev, running_next);
+		pg->running = false;
+	}
+	pthread_mutex_unlock(&running_lock);
+	if (was_running)
+		progress_join(pg);
 	domain->progress = NULL;
 	pthread_mutex_destroy(&pg->wake_lock);
 	close(pg->wake_fd);
