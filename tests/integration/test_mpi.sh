@@ -3,7 +3,8 @@
 # MPI, through its mtl ofi, across 2 and 4 emulated hosts with 2 rails: once
 # over the bare core provider tcp;ofi_rxm on rail 0 (the baseline, which
 # shows the suite itself is right) and once over mrail with two tcp;ofi_rxm
-# rails. One PASS/FAIL line per provider, host count and sub-test; mpi_bw's
+# rails; on 2 hosts also over mrail with a tcp;ofi_rxm and a udp;ofi_rxd
+# rail. One PASS/FAIL line per provider, host count and sub-test; mpi_bw's
 # figures follow as notes (never asserted).
 #
 # Each provider's suite runs as one mpirun. A sub-test that hangs ends that
@@ -40,7 +41,9 @@ bw=$build/fabtests-ext/mpi/mpi_bw
 watchdog=${MRAIL_MPI_WATCHDOG:-60}
 rerun_budget=${MRAIL_MPI_RERUN_BUDGET:-300}
 core_provider='tcp;ofi_rxm'
-mrail_rails='tcp;ofi_rxm@mr0,tcp;ofi_rxm@mr1'
+tcp_rails='tcp;ofi_rxm@mr0,tcp;ofi_rxm@mr1'
+mixed_rails='tcp;ofi_rxm@mr0,udp;ofi_rxd@mr1'
+mrail_rails=$tcp_rails
 
 if [[ ! -x $p2p || ! -x $bw ]]; then
 	fail "$TEST_NAME" "$p2p or $bw is not built (configure found no mpicc?)"
@@ -186,6 +189,11 @@ for hosts in 2 4; do
 	start=$(now)
 	suite "$core_provider, $hosts hosts" "$hosts" "$core_provider"
 	suite "mrail over 2 tcp;ofi_rxm rails, $hosts hosts" "$hosts" mrail
+	if [[ $hosts -eq 2 ]]; then
+		mrail_rails=$mixed_rails
+		suite "mrail over tcp;ofi_rxm + udp;ofi_rxd rails, 2 hosts" 2 mrail
+		mrail_rails=$tcp_rails
+	fi
 	note "$hosts hosts took $(elapsed "$start") s"
 	if [[ $hosts -eq 2 ]]; then
 		benchmark "$core_provider, 2 hosts" "$core_provider"

@@ -1,7 +1,8 @@
 #!/bin/bash
 # The MPI one-sided suite (fabtests-ext/mpi/mpi_osc) under Debian's Open MPI
 # 4.1, through osc rdma and btl ofi, across 2 and 4 emulated hosts over mrail
-# with two tcp;ofi_rxm rails. One PASS/FAIL line per host count and
+# with two tcp;ofi_rxm rails, and on 2 hosts with a tcp;ofi_rxm and a
+# udp;ofi_rxd rail. One PASS/FAIL line per host count, rail set and
 # sub-test (the default set: mpi_osc -l marks the known failures left out).
 #
 # --mca osc rdma is forced, so that a window osc rdma cannot serve is an
@@ -34,7 +35,9 @@ osc=$build/fabtests-ext/mpi/mpi_osc
 # Seconds a sub-test may take before mpi_osc calls it hung (the slowest
 # take about 2 s on 4 emulated hosts sharing 2 cores).
 watchdog=${MRAIL_MPI_WATCHDOG:-60}
-mrail_rails='tcp;ofi_rxm@mr0,tcp;ofi_rxm@mr1'
+tcp_rails='tcp;ofi_rxm@mr0,tcp;ofi_rxm@mr1'
+mixed_rails='tcp;ofi_rxm@mr0,udp;ofi_rxd@mr1'
+mrail_rails=$tcp_rails
 # PMIx's default shared-memory data store fails inside the emulated hosts.
 export PMIX_MCA_gds=hash
 
@@ -153,7 +156,12 @@ for hosts in 2 4; do
 	start=$(now)
 	baseline "$hosts"
 	suite "mrail over 2 tcp;ofi_rxm rails, $hosts hosts" "$hosts" mrail
-	[[ $hosts -eq 2 ]] && rail_evidence
+	if [[ $hosts -eq 2 ]]; then
+		rail_evidence
+		mrail_rails=$mixed_rails
+		suite "mrail over tcp;ofi_rxm + udp;ofi_rxd rails, 2 hosts" 2 mrail
+		mrail_rails=$tcp_rails
+	fi
 	note "$hosts hosts took $(elapsed "$start") s"
 done
 
