@@ -566,17 +566,6 @@ static void sub_test_name(size_t i, char *name, size_t len)
 	snprintf(name, len, "%s-%s", ops[i / N_SYNCS].name, sync_names[i % N_SYNCS]);
 }
 
-static char watchdog_line[256];
-
-static void watchdog_fired(int sig)
-{
-	ssize_t ignored = write(STDOUT_FILENO, watchdog_line, strlen(watchdog_line));
-
-	(void)ignored;
-	(void)sig;
-	_exit(3);
-}
-
 static void usage(FILE *out)
 {
 	fprintf(out,
@@ -696,45 +685,14 @@ static int parse_options(int argc, char **argv, struct options *o)
 static int run_sub_test(size_t index, const struct options *o, int rank, int size)
 {
 	struct test_ctx t = { .rank = rank, .size = size, .max_size = o->max_size };
-	int failed_here, failed_ranks = 0, reporter, candidate;
-	char reason[sizeof(t.first_failure)], name[64];
-	double started, seconds;
+	char name[64];
+	double started;
 
 	sub_test_name(index, name, sizeof(name));
-	MPI_Comm_dup(MPI_COMM_WORLD, &t.comm);
-	MPI_Comm_set_errhandler(t.comm, MPI_ERRORS_RETURN);
-	snprintf(watchdog_line, sizeof(watchdog_line),
-		 "FAIL: %s: rank %d: no end after %u s (hung?)\n", name, rank, o->timeout);
-	alarm(o->timeout);
+	sub_test_begin(&t, name, o->timeout);
 	started = MPI_Wtime();
 	run_osc(&t, &ops[index / N_SYNCS], (enum sync_kind)(index % N_SYNCS), (int)index);
-	seconds = MPI_Wtime() - started;
-	alarm(0);
-
-	failed_here = t.failures > 0;
-	MPI_Allreduce(&failed_here, &failed_ranks, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-	candidate = failed_here ? rank : size;
-	MPI_Allreduce(&candidate, &reporter, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-	if (failed_ranks && reporter != 0) {
-		if (rank == reporter)
-			MPI_Send(t.first_failure, sizeof(reason), MPI_CHAR, 0, 0, MPI_COMM_WORLD);
-		else if (rank == 0)
-			MPI_Recv(reason, sizeof(reason), MPI_CHAR, reporter, 0, MPI_COMM_WORLD,
-				 MPI_STATUS_IGNORE);
-	} else if (failed_ranks) {
-		memcpy(reason, t.first_failure, sizeof(reason));
-	}
-	if (rank == 0) {
-		if (failed_ranks)
-			printf("FAIL: %s: rank %d: %s%s\n", name, reporter, reason,
-			       failed_ranks > 1 ? " (and more ranks failed)" : "");
-		else
-			printf("PASS: %s\n", name);
-		printf("    %s took %.2f s\n", name, seconds);
-		fflush(stdout);
-	}
-	MPI_Comm_free(&t.comm);
-	return !failed_ranks;
+	return sub_test_end(&t, name, MPI_Wtime() - started);
 }
 
 int main(int argc, char **argv)
@@ -747,16 +705,8 @@ int main(int argc, char **argv)
 	if (ret)
 		return ret == 1 ? 0 : 2;
 
-	MPI_Init(&argc, &argv);
-	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-	MPI_Comm_size(MPI_COMM_WORLD, &size);
-	if (size < 2) {
-		if (rank == 0)
-			printf("FAIL: setup: needs at least 2 ranks, got %d\n", size);
-		MPI_Finalize();
+	if (!suite_init(&argc, &argv, &rank, &size))
 		return 1;
-	}
-	signal(SIGALRM, watchdog_fired);
 	for (i = 0; i < N_SUB_TESTS; i++) {
 		if (!o.selected[i])
 			continue;

@@ -75,6 +75,18 @@ size_t sweep_sizes(const struct test_ctx *t, size_t *sizes, size_t capacity);
 /* Smallest of a and b. */
 size_t min_size(size_t a, size_t b);
 
+/* ---- the driver (mpi_p2p and mpi_osc) ---- */
+
+/* MPI_Init, and the watchdog's handler; 0 (after a FAIL line and
+ * MPI_Finalize) when there are fewer than 2 ranks. */
+int suite_init(int *argc, char ***argv, int *rank, int *size);
+/* Before a sub-test: t->comm, a duplicate of MPI_COMM_WORLD that returns
+ * errors, and a watchdog that ends the rank after timeout seconds. */
+void sub_test_begin(struct test_ctx *t, const char *name, unsigned timeout);
+/* After it: the verdict of all ranks, printed by rank 0 with the first
+ * failure of the lowest failing rank; frees t->comm. 1 when it passed. */
+int sub_test_end(struct test_ctx *t, const char *name, double seconds);
+
 /* ---- the sub-tests (mpi_p2p_basic.c, mpi_p2p_matching.c) ---- */
 
 void test_blocking(struct test_ctx *t);

@@ -1,11 +1,14 @@
 /*
  * mpi_p2p: payload patterns, failure recording and the checks every
- * sub-test uses.
+ * sub-test uses, and the driver that runs sub-tests and prints their
+ * verdicts (shared with mpi_osc).
  */
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "mpi_p2p.h"
 
@@ -209,4 +212,80 @@ size_t sweep_sizes(const struct test_ctx *t, size_t *sizes, size_t capacity)
 	if (n < capacity && (n == 0 || sizes[n - 1] != t->max_size))
 		sizes[n++] = t->max_size;
 	return n;
+}
+
+/* ---- the driver ---- */
+
+/* The watchdog's message, written by the SIGALRM handler with write(2):
+ * formatted before each sub-test because a handler may not call printf. */
+static char watchdog_line[256];
+
+static void watchdog_fired(int sig)
+{
+	ssize_t ignored = write(STDOUT_FILENO, watchdog_line, strlen(watchdog_line));
+
+	(void)ignored;
+	(void)sig;
+	/* Leaving without MPI_Finalize makes mpirun end the other ranks. */
+	_exit(3);
+}
+
+int suite_init(int *argc, char ***argv, int *rank, int *size)
+{
+	MPI_Init(argc, argv);
+	MPI_Comm_rank(MPI_COMM_WORLD, rank);
+	MPI_Comm_size(MPI_COMM_WORLD, size);
+	if (*size < 2) {
+		if (*rank == 0)
+			printf("FAIL: setup: needs at least 2 ranks, got %d\n", *size);
+		MPI_Finalize();
+		return 0;
+	}
+	signal(SIGALRM, watchdog_fired);
+	return 1;
+}
+
+void sub_test_begin(struct test_ctx *t, const char *name, unsigned timeout)
+{
+	MPI_Comm_dup(MPI_COMM_WORLD, &t->comm);
+	MPI_Comm_set_errhandler(t->comm, MPI_ERRORS_RETURN);
+	snprintf(watchdog_line, sizeof(watchdog_line),
+		 "FAIL: %s: rank %d: no end after %u s (hung?)\n", name, t->rank, timeout);
+	alarm(timeout);
+}
+
+int sub_test_end(struct test_ctx *t, const char *name, double seconds)
+{
+	int failed_here, failed_ranks = 0, reporter, candidate;
+	char reason[sizeof(t->first_failure)];
+
+	alarm(0);
+	/* Every rank learns the verdict; the lowest failing rank's first
+	 * failure becomes the reason rank 0 prints. */
+	failed_here = t->failures > 0;
+	MPI_Allreduce(&failed_here, &failed_ranks, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+	candidate = failed_here ? t->rank : t->size;
+	MPI_Allreduce(&candidate, &reporter, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+	if (failed_ranks && reporter != 0) {
+		if (t->rank == reporter)
+			MPI_Send(t->first_failure, sizeof(reason), MPI_CHAR, 0, 0, MPI_COMM_WORLD);
+		else if (t->rank == 0)
+			MPI_Recv(reason, sizeof(reason), MPI_CHAR, reporter, 0, MPI_COMM_WORLD,
+				 MPI_STATUS_IGNORE);
+	} else if (failed_ranks) {
+		memcpy(reason, t->first_failure, sizeof(reason));
+	}
+	if (t->rank == 0) {
+		if (failed_ranks)
+			printf("FAIL: %s: rank %d: %s%s\n", name, reporter, reason,
+			       failed_ranks > 1 ? " (and more ranks failed)" : "");
+		else
+			printf("PASS: %s\n", name);
+		/* Rank 0's time, for choosing -T; indented, so that it is no
+		 * verdict line. */
+		printf("    %s took %.2f s\n", name, seconds);
+		fflush(stdout);
+	}
+	MPI_Comm_free(&t->comm);
+	return !failed_ranks;
 }

@@ -710,6 +710,20 @@ static inline int mrail_wait_control(const struct mrail_wait *wait, int command,
 	}
 }
 
+/* The strerror of CQs and EQs: prov_errno is a FI_E* code (mrail reports
+ * rails' errors as such); copied into buf when the caller gives one. */
+static inline const char *mrail_strerror(int prov_errno, char *buf, size_t len)
+{
+	const char *text = fi_strerror(prov_errno < 0 ? -prov_errno : prov_errno);
+
+	if (buf && len) {
+		strncpy(buf, text, len - 1);
+		buf[len - 1] = '\0';
+		return buf;
+	}
+	return text;
+}
+
 /* The CLOCK_MONOTONIC time timeout ms from now; NULL for a negative
  * timeout (no deadline), else deadline. */
 static inline const struct timespec *mrail_deadline(struct timespec *deadline,

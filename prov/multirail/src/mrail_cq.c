@@ -281,14 +281,7 @@ static int mrail_cq_control(struct fid *fid, int command, void *arg)
 static const char *mrail_cq_strerror(struct fid_cq *cq_fid, int prov_errno,
 				     const void *err_data, char *buf, size_t len)
 {
-	const char *text = fi_strerror(prov_errno < 0 ? -prov_errno : prov_errno);
-
-	if (buf && len) {
-		strncpy(buf, text, len - 1);
-		buf[len - 1] = '\0';
-		return buf;
-	}
-	return text;
+	return mrail_strerror(prov_errno, buf, len);
 }
 
 int mrail_cq_attach_ep(struct mrail_cq *cq, struct mrail_ep *ep)

@@ -307,14 +307,7 @@ out:
 static const char *mrail_eq_strerror(struct fid_eq *eq_fid, int prov_errno,
 				     const void *err_data, char *buf, size_t len)
 {
-	const char *text = fi_strerror(prov_errno < 0 ? -prov_errno : prov_errno);
-
-	if (buf && len) {
-		strncpy(buf, text, len - 1);
-		buf[len - 1] = '\0';
-		return buf;
-	}
-	return text;
+	return mrail_strerror(prov_errno, buf, len);
 }
 
 /* Safe to block on the fd when nothing is queued. */
