@@ -57,6 +57,18 @@ int mrail_ep_repost_rx(struct mrail_ep *ep, struct mrail_rail_buf *buf)
 			     ep->rail_desc[buf->rc.rail], FI_ADDR_UNSPEC, &buf->rc.ctx);
 }
 
+/*
+ * The error a user operation gets for a send or read a rail failed. mrail
+ * never cancels those, so FI_ECANCELED from a rail means the rail gave up
+ * on them (tcp reports its broken connections so): passed on, it would
+ * read as the user's own fi_cancel, which an MPI takes for a cancelled
+ * request rather than a failure. The warning logged names the rail's code.
+ */
+static int rail_error_for_user(int rail_err)
+{
+	return !rail_err || rail_err == FI_ECANCELED ? FI_EIO : rail_err;
+}
+
 static void rail_handle_error(struct mrail_ep *ep, size_t rail)
 {
 	struct fi_cq_err_entry err = { 0 };
@@ -65,18 +77,25 @@ static void rail_handle_error(struct mrail_ep *ep, size_t rail)
 
 	if (fi_cq_readerr(ep->rail_cqs[rail], &err, 0) != 1)
 		return;
-	if (err.err != FI_ECANCELED)
-		mrail_policy_error(ep, rail);
 	rc = err.op_context;
+	/* Receive buffers cancelled as a rail endpoint closes are no error. */
+	if (err.err != FI_ECANCELED || (rc && rc->kind != MRAIL_CTX_RX))
+		mrail_policy_error(ep, rail);
 	if (!rc)
 		return;
 	if (rc->kind == MRAIL_CTX_READ) {
-		mrail_rdv_handle_read(ep, rc, err.err ? err.err : FI_EIO);
+		if (err.err)
+			MRAIL_WARN(FI_LOG_EP_DATA, "rail %zu: a rendezvous read "
+				   "failed: %s\n", rail + 1, fi_strerror(err.err));
+		mrail_rdv_handle_read(ep, rc, rail_error_for_user(err.err));
 		return;
 	}
 	buf = container_of(rc, struct mrail_rail_buf, rc);
 	if (rc->kind == MRAIL_CTX_TX) {
-		mrail_msg_handle_tx(ep, buf, err.err ? err.err : FI_EIO);
+		if (err.err)
+			MRAIL_WARN(FI_LOG_EP_DATA, "rail %zu: a send failed: %s\n",
+				   rail + 1, fi_strerror(err.err));
+		mrail_msg_handle_tx(ep, buf, rail_error_for_user(err.err));
 		return;
 	}
 	if (err.err != FI_ECANCELED) {

@@ -842,8 +842,7 @@ ssize_t mrail_msg_cancel(struct mrail_ep *ep, void *context)
 void mrail_msg_handle_tx(struct mrail_ep *ep, struct mrail_rail_buf *buf, int err)
 {
 	if (err) {
-		MRAIL_WARN(FI_LOG_EP_DATA, "rail %zu: a send failed: %s\n",
-			   buf->rc.rail + 1, fi_strerror(err));
+		/* rail_handle_error logged the rail's own error. */
 		buf->user.err = err;
 		buf->user.prov_errno = -err;
 		/* The peer never got it, so it returns no credit for it. */

@@ -909,11 +909,9 @@ void mrail_rdv_handle_read(struct mrail_ep *ep, struct mrail_rail_ctx *rc, int e
 	mrail_policy_read_done(ep, rc->rail, read->len, err, rdv->ahead);
 	rdv->stripe_inflight[read->stripe]--;
 	rdv->inflight--;
-	if (err && !rdv->err) {
-		MRAIL_WARN(FI_LOG_EP_DATA, "rail %zu: a rendezvous read failed: %s\n",
-			   rc->rail + 1, fi_strerror(err));
+	/* The first failure is the transfer's (rail_handle_error logged it). */
+	if (err && !rdv->err)
 		rdv->err = err;
-	}
 	rdv_issue(ep, rdv);
 }
 
