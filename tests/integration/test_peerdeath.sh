@@ -31,22 +31,24 @@ FI_MRAIL_PEER_TIMEOUT=3 run_pair "peer death, 2 tcp rails" 120 \
 # FI_EIO), never the FI_ECANCELED the tcp rail reports for the reads it
 # drops (that would read as the application's own fi_cancel), and well
 # before fi_mrail_bw's own 30 s watchdog.
-sender_killed() {
-	local name="a sender killed mid-rendezvous: the receive fails, not as cancelled" srv_log cli_log
-	local bw=$build/fabtests-ext/fi_mrail_bw srv cli rc start took waited figures
-	srv_log=$TEST_LOGDIR/killed-sender.server.log
-	cli_log=$TEST_LOGDIR/killed-sender.client.log
-	_lib_checks=$((_lib_checks + 1))
+# killed_sender_run SRV_LOG CLI_LOG: one such run; the receiver's exit
+# status in rc and the seconds it took after the kill in took. Returns 1,
+# killing both, when the sender never got its stream going.
+killed_sender_run() {
+	local srv_log=$1 cli_log=$2 bw=$build/fabtests-ext/fi_mrail_bw srv cli start waited figures=0
+	local rails='tcp;ofi_rxm@mr0,tcp;ofi_rxm@mr1'
+	# Gone before the programs start: the wait below must not read the
+	# figures of an earlier run before the sender's log is truncated.
+	rm -f "$srv_log" "$cli_log"
 	# From the log directory: libpsm2, which libfabric loads, writes a
 	# backtrace file to the working directory when a process crashes.
 	(cd "$TEST_LOGDIR" && exec "$TESTBED" exec 2 env FI_PROVIDER_PATH="$build/.libs" \
-		LD_PRELOAD="${MRAIL_PRELOAD:-}" FI_LOG_LEVEL=warn \
-		FI_MRAIL_RAILS='tcp;ofi_rxm@mr0,tcp;ofi_rxm@mr1' \
+		LD_PRELOAD="${MRAIL_PRELOAD:-}" FI_LOG_LEVEL=warn FI_MRAIL_RAILS="$rails" \
 		timeout 60 "$bw" -T -S 1m -n 1000000 -E $((port + 1)) >"$srv_log" 2>&1) &
 	srv=$!
 	sleep 1
 	"$TESTBED" exec 1 env FI_PROVIDER_PATH="$build/.libs" LD_PRELOAD="${MRAIL_PRELOAD:-}" \
-		FI_LOG_LEVEL=warn FI_MRAIL_RAILS='tcp;ofi_rxm@mr0,tcp;ofi_rxm@mr1' \
+		FI_LOG_LEVEL=warn FI_MRAIL_RAILS="$rails" \
 		"$bw" -T -S 1m -n 1000000 -i 100 -E $((port + 1)) 198.18.1.2 >"$cli_log" 2>&1 &
 	cli=$!
 	# Kill it once the timed stream runs: 5 of its 100 ms figures in.
@@ -58,10 +60,30 @@ sender_killed() {
 	# testbed exec execs its way to the program: $! is fi_mrail_bw itself.
 	kill -KILL "$cli"
 	wait "$cli" 2>/dev/null
+	if ((${figures:-0} < 5)); then
+		kill "$srv" 2>/dev/null
+		wait "$srv" 2>/dev/null
+		return 1
+	fi
 	start=$SECONDS
 	wait "$srv"
 	rc=$?
 	took=$((SECONDS - start))
+}
+
+sender_killed() {
+	local name="a sender killed mid-rendezvous: the receive fails, not as cancelled"
+	local srv_log=$TEST_LOGDIR/killed-sender.server.log cli_log=$TEST_LOGDIR/killed-sender.client.log
+	local rc=0 took=0
+	_lib_checks=$((_lib_checks + 1))
+	if ! killed_sender_run "$srv_log" "$cli_log"; then
+		# Not what this checks: the sender failed before its stream.
+		note "the sender never started its stream (its log: $(grep -v '^libfabric' "$cli_log" | tail -n 2)); once more"
+		if ! killed_sender_run "$srv_log" "$cli_log"; then
+			fail "$name" "the sender never started its stream, twice: $(grep -hv '^libfabric' "$cli_log" "$srv_log" | tail -n 3)"
+			return
+		fi
+	fi
 	if [[ $rc -ne 0 && $took -lt 20 ]] &&
 	   grep -q 'error completion of a receive: ' "$srv_log" &&
 	   ! grep -q 'error completion of a receive: Operation canceled' "$srv_log"; then
@@ -71,7 +93,7 @@ sender_killed() {
 		grep -q 'terminated with signal' "$srv_log" &&
 			note "the receiver then crashed closing its endpoint: $(grep -m1 'terminated with signal' "$srv_log")"
 	else
-		fail "$name" "receiver exit $rc after $took s: $(grep -hvE 'getinfo|OFI_MRAIL|rxm_handle_comp_error|tcpx_cq_report_error' "$srv_log" | tail -n 3); sender: $(grep -vE '^libfabric|^[0-9.]+ [0-9.]+$' "$cli_log" | tail -n 3)"
+		fail "$name" "receiver exit $rc after $took s: $(grep -hvE 'getinfo|OFI_MRAIL|rxm_handle_comp_error|tcpx_cq_report_error' "$srv_log" | tail -n 3)"
 	fi
 }
 sender_killed
