@@ -411,7 +411,6 @@ err:
 void mrail_progress_stop(struct mrail_domain *domain)
 {
 	struct mrail_progress *pg = domain->progress;
-
 	bool was_running;
 
 	if (!pg)
