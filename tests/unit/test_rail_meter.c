@@ -225,7 +225,7 @@ Test(meter, bad_calls_are_refused_or_ignored)
 	mrail_meter_start(&m, 2, 0);
 	mrail_meter_done(&m, 2, 100, 1);
 	mrail_meter_done(&m, 0, 100, 1);
-	cr_expect_eq(m.rail[0].bytes, 0);
+	cr_expect_eq(m.rail[0].mark_bytes, 0);
 	/* A failed read (0 bytes) ends the busy period, reports nothing. */
 	mrail_meter_start(&m, 0, 0);
 	mrail_meter_start(&m, 1, 0);

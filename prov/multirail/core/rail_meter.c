@@ -62,10 +62,9 @@ void mrail_meter_done(struct mrail_meter *m, size_t rail, uint64_t bytes,
 	if (!r->in_flight)
 		return;
 	busy = busy_until(r, now_ns);
-	r->bytes += bytes;
 	if (bytes) {
 		r->mark_busy_ns = busy;
-		r->mark_bytes = r->bytes;
+		r->mark_bytes += bytes;
 	}
 	if (!--r->in_flight)
 		r->busy_ns = busy;

@@ -43,9 +43,8 @@ struct mrail_meter_rail {
 	uint32_t in_flight;
 	uint64_t busy_since_ns;		/* start of the busy period, if in flight */
 	uint64_t busy_ns;		/* busy time of the periods ended */
-	uint64_t bytes;			/* completed, all time */
-	/* Busy time and bytes at the last completion, and what the last
-	 * report covered. */
+	/* Busy time at the last completion that moved bytes, and all bytes
+	 * completed; and what the last report covered. */
 	uint64_t mark_busy_ns, mark_bytes;
 	uint64_t told_busy_ns, told_bytes;
 };

@@ -154,9 +154,10 @@ int mrail_adaptive_plan_queued(struct mrail_adaptive *ad, uint64_t len,
 			       uint64_t align, struct mrail_stripe out[MRAIL_MAX_RAILS]);
 
 /*
- * Reports a measurement: samples[i] for rail i, count = the rail count. Returns 0 (shares updated, or unchanged as described above) or
- * -EINVAL, with the shares untouched, when count differs from the rail
- * count, samples is NULL, or a time is negative, NaN or infinite.
+ * Reports a measurement: samples[i] for rail i, count = the rail count.
+ * Returns 0 (shares updated, or unchanged as described above) or -EINVAL,
+ * with the shares untouched, when count differs from the rail count,
+ * samples is NULL, or a time is negative, NaN or infinite.
  */
 int mrail_adaptive_update(struct mrail_adaptive *ad,
 			  const struct mrail_rail_sample *samples, size_t count);
