@@ -216,6 +216,25 @@ bool mrail_rails_find_duplicate(const char *const *keys, size_t count,
 	return false;
 }
 
+int mrail_rails_match_source(const char *node, const struct mrail_rail_ident *rails,
+			     size_t count)
+{
+	struct mrail_ip ip;
+	bool is_ip;
+	size_t i;
+
+	if (!node || !rails)
+		return -1;
+	is_ip = !mrail_ip_parse(node, &ip);
+	for (i = 0; i < count; i++) {
+		if (rails[i].port && !strcmp(rails[i].port, node))
+			return (int) i;
+		if (is_ip && rails[i].addr.family && mrail_ip_equal(&ip, &rails[i].addr))
+			return (int) i;
+	}
+	return -1;
+}
+
 static bool char_in_provider_name(char c)
 {
 	return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';

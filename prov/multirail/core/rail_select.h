@@ -43,6 +43,21 @@ int mrail_rail_match_iface(const struct mrail_rail_spec *spec,
 bool mrail_rails_find_duplicate(const char *const *keys, size_t count,
 				size_t *first, size_t *second);
 
+/* A resolved rail as fi_getinfo(node, FI_SOURCE) matches node against it. */
+struct mrail_rail_ident {
+	const char *port;	/* interface or domain the rail is on */
+	struct mrail_ip addr;	/* its source address; family 0: none */
+};
+
+/*
+ * fi_getinfo(3) with FI_SOURCE takes node as the local address to bind to.
+ * Every rail of a set is bound together, so node selects the set when it
+ * names any one rail: its interface or domain, or its IP address (in any
+ * spelling mrail_ip_parse reads). Returns that rail's index, or -1.
+ */
+int mrail_rails_match_source(const char *node, const struct mrail_rail_ident *rails,
+			     size_t count);
+
 /* One RDM offer from the core providers, as discovery sees it. */
 struct mrail_rail_candidate {
 	char stack[MRAIL_STACK_NAME_MAX];

@@ -118,6 +118,10 @@ int mrail_railset_resolve(uint32_t version, const char *service, uint64_t flags,
 			  struct mrail_railset *set);
 void mrail_railset_release(struct mrail_railset *set);
 
+/* fi_getinfo(node, FI_SOURCE): the rail node names (its interface, domain
+ * or address), or -1 when node is none of this set's rails. */
+int mrail_railset_match_source(const struct mrail_railset *set, const char *node);
+
 /* The local mrail address of a railset: every rail's source address. */
 int mrail_railset_local_addr(const struct mrail_railset *set, struct mrail_addr *addr);
 

@@ -285,12 +285,6 @@ int mrail_getinfo(uint32_t version, const char *node, const char *service,
 	if (in_getinfo || (flags & MRAIL_OFI_INTERNAL_FLAGS) ||
 	    hints_exclude_mrail(hints))
 		return -FI_ENODATA;
-	if (node && (flags & FI_SOURCE)) {
-		MRAIL_INFO(FI_LOG_CORE, "mrail binds its rails to their own "
-			   "interfaces, not to node \"%s\": pass only a service "
-			   "with FI_SOURCE\n", node);
-		return -FI_ENODATA;
-	}
 
 	in_getinfo = true;
 	ret = mrail_railset_resolve(version, service, flags, &set);
@@ -298,6 +292,15 @@ int mrail_getinfo(uint32_t version, const char *node, const char *service,
 	if (ret)
 		return -FI_ENODATA;
 
+	/* FI_SOURCE: node is where to bind. Each rail binds to its own
+	 * port, so any one rail's interface or address selects the set. */
+	if (node && (flags & FI_SOURCE) &&
+	    mrail_railset_match_source(&set, node) < 0) {
+		MRAIL_INFO(FI_LOG_CORE, "FI_SOURCE node \"%s\" is not the interface "
+			   "or address of any rail (%zu rails)\n", node, set.count);
+		ret = -FI_ENODATA;
+		goto out;
+	}
 	if (set.count < 2 && !asked_by_name) {
 		MRAIL_INFO(FI_LOG_CORE, "%zu rail found; mrail lists itself with two "
 			   "or more rails unless asked for by name\n", set.count);
@@ -324,7 +327,7 @@ int mrail_getinfo(uint32_t version, const char *node, const char *service,
 		ret = -FI_ENODATA;
 		goto out;
 	}
-	if (node) {
+	if (node && !(flags & FI_SOURCE)) {
 		in_getinfo = true;
 		ret = info_set_dest_addr(&set, version, node, service, offer);
 		in_getinfo = false;

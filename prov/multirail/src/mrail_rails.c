@@ -390,6 +390,23 @@ void mrail_railset_release(struct mrail_railset *set)
 	set->count = 0;
 }
 
+int mrail_railset_match_source(const struct mrail_railset *set, const char *node)
+{
+	struct mrail_rail_ident idents[MRAIL_MAX_RAILS];
+	size_t i;
+
+	memset(idents, 0, sizeof(idents));
+	for (i = 0; i < set->count; i++) {
+		const struct fi_info *info = set->rails[i].info;
+
+		idents[i].port = set->rails[i].port;
+		if (info->src_addr && info->src_addrlen >= sizeof(struct sockaddr) &&
+		    sockaddr_to_ip(info->src_addr, &idents[i].addr))
+			idents[i].addr.family = 0;
+	}
+	return mrail_rails_match_source(node, idents, set->count);
+}
+
 int mrail_railset_local_addr(const struct mrail_railset *set, struct mrail_addr *addr)
 {
 	size_t i;
