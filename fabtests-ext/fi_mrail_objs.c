@@ -1,9 +1,9 @@
 /*
  * fi_mrail_objs: functional test of mrail's counters, CQ wait objects,
- * event queues, memory registration and fi_trywait, in one process (no
+ * event queues, memory registration, fi_trywait and poll sets, in one process (no
  * peer: messages for the CQ checks go to the process's own address).
  *
- *   fi_mrail_objs [-t counters|cq|eq|mr|trywait|all|exit] [-v]
+ *   fi_mrail_objs [-t counters|cq|eq|mr|trywait|poll|all|exit] [-v]
  *
  * -t exit (not part of all) opens an FI_PROGRESS_AUTO domain, sends a
  * message to itself through the progress thread, and exits with every
@@ -1141,6 +1141,139 @@ out:
 static uint8_t busy[EXIT_BUSY_MSGS][1 << 20];
 
 /* Exits from inside: see the top of the file. */
+/* ---- poll sets ---- */
+
+/* Polls until the set reports something or about 10 s pass; returns how
+ * many contexts fi_poll gave and keeps them in ctx. */
+static int poll_until_any(struct fid_poll *set, void **ctx, int count)
+{
+	int i, n = 0;
+
+	for (i = 0; i < 10000 && !n; i++) {
+		n = fi_poll(set, ctx, count);
+		if (!n)
+			usleep(1000);
+	}
+	return n;
+}
+
+static bool poll_has(void **ctx, int n, const void *want)
+{
+	int i;
+
+	for (i = 0; i < n; i++) {
+		if (ctx[i] == want)
+			return true;
+	}
+	return false;
+}
+
+static void test_poll(struct fid_domain *domain, struct fi_info *info)
+{
+	struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_MSG };
+	struct fi_cntr_attr cntr_attr = { .events = FI_CNTR_EVENTS_COMP };
+	static const char payload[] = "mrail objs: seen through a poll set";
+	int cq_tx_tag, cq_rx_tag, cntr_tag, ctx_tx, ctx_rx;
+	struct fid_cq *cq_tx = NULL, *cq_rx = NULL;
+	struct fi_cq_msg_entry rx = { 0 }, tx = { 0 };
+	struct fid_cntr *cntr = NULL;
+	struct fid_poll *set = NULL;
+	struct self_ep s = { 0 };
+	char rbuf[64] = "";
+	void *ctx[8];
+	bool got_rx = false;
+	int n, ret;
+
+	if (fi_cq_open(domain, &cq_attr, &cq_tx, &cq_tx_tag) ||
+	    fi_cq_open(domain, &cq_attr, &cq_rx, &cq_rx_tag) ||
+	    fi_cntr_open(domain, &cntr_attr, &cntr, &cntr_tag)) {
+		check_what(false, "open two CQs and a counter for the poll set", NULL);
+		goto out;
+	}
+	ret = fi_poll_open(domain, &(struct fi_poll_attr) { .flags = 1 }, &set);
+	check_what(ret == -FI_EINVAL, "fi_poll_open refuses reserved flags", "%s",
+		   fi_strerror(-ret));
+	ret = fi_poll_open(domain, &(struct fi_poll_attr) { 0 }, &set);
+	check_what(ret == 0, "fi_poll_open", "%s", fi_strerror(-ret));
+	if (ret)
+		goto out;
+	check_what(fi_poll_add(set, &cq_tx->fid, 0) == 0 &&
+		   fi_poll_add(set, &cq_rx->fid, 0) == 0 &&
+		   fi_poll_add(set, &cntr->fid, 0) == 0,
+		   "fi_poll_add two CQs and a counter", NULL);
+	ret = fi_poll_add(set, &cq_rx->fid, 0);
+	check_what(ret == -FI_EALREADY, "a CQ added twice is refused", "%s",
+		   fi_strerror(-ret));
+	ret = fi_poll_add(set, &domain->fid, 0);
+	check_what(ret == -FI_EINVAL, "a domain is no poll set member", "%s",
+		   fi_strerror(-ret));
+	n = fi_poll(set, ctx, 8);
+	check_what(n == 0, "an idle poll set reports nothing", "fi_poll gave %d", n);
+
+	ret = fi_cntr_add(cntr, 3);
+	n = poll_until_any(set, ctx, 8);
+	check_what(ret == 0 && n == 1 && ctx[0] == &cntr_tag,
+		   "a counter that moved is reported, alone", "fi_poll gave %d", n);
+	n = fi_poll(set, ctx, 8);
+	check_what(n == 0, "the same count is not reported twice", "fi_poll gave %d", n);
+
+	ret = self_ep_open(domain, info, cq_tx, cq_rx, &s);
+	check_what(ret == 0, "an endpoint that can send to itself", "%s",
+		   fi_strerror(-ret));
+	if (ret)
+		goto close_set;
+	if (fi_recv(s.ep, rbuf, sizeof(rbuf), NULL, s.self, &ctx_rx) ||
+	    self_send(&s, cq_rx, payload, sizeof(payload), &ctx_tx, &rx, &got_rx)) {
+		check_what(false, "post a receive and a send to ourselves", NULL);
+		goto close_set;
+	}
+	/* The receive may already have been read while the send waited for
+	 * the rails; otherwise the poll set must show both CQs. */
+	n = poll_until_any(set, ctx, 8);
+	if (!got_rx && n < 2 && !poll_has(ctx, n, &cq_rx_tag))
+		n += poll_until_any(set, ctx + n, 8 - n);
+	check_what(poll_has(ctx, n, &cq_tx_tag), "the send's CQ is reported", NULL);
+	check_what(got_rx || poll_has(ctx, n, &cq_rx_tag), "the receive's CQ is reported",
+		   NULL);
+	check_what(fi_cq_read(cq_tx, &tx, 1) == 1 && tx.op_context == &ctx_tx,
+		   "the reported send completion is there", NULL);
+	if (!got_rx)
+		got_rx = fi_cq_read(cq_rx, &rx, 1) == 1;
+	check_what(got_rx && rx.op_context == &ctx_rx && rx.len == sizeof(payload) &&
+		   !memcmp(rbuf, payload, sizeof(payload)),
+		   "the reported receive holds the message", NULL);
+	n = fi_poll(set, ctx, 8);
+	check_what(n == 0, "drained CQs are not reported", "fi_poll gave %d", n);
+
+	ret = fi_poll(set, ctx, 1);
+	check_what(ret == 0, "fi_poll with room for one context", "%d", ret);
+	ret = fi_close(&cq_rx->fid);
+	check_what(ret == -FI_EBUSY, "a CQ in a poll set refuses to close", "%s",
+		   fi_strerror(-ret));
+close_set:
+	if (s.ep)
+		fi_close(&s.ep->fid);
+	if (s.av)
+		fi_close(&s.av->fid);
+	ret = fi_close(&set->fid);
+	check_what(ret == -FI_EBUSY, "a poll set with members refuses to close", "%s",
+		   fi_strerror(-ret));
+	check_what(fi_poll_del(set, &cq_tx->fid, 0) == 0 &&
+		   fi_poll_del(set, &cq_rx->fid, 0) == 0 &&
+		   fi_poll_del(set, &cntr->fid, 0) == 0, "fi_poll_del every member", NULL);
+	ret = fi_poll_del(set, &cntr->fid, 0);
+	check_what(ret == -FI_ENOENT, "a member removed twice is not found", "%s",
+		   fi_strerror(-ret));
+	check_what(fi_close(&set->fid) == 0, "close the empty poll set", NULL);
+out:
+	if (cntr)
+		fi_close(&cntr->fid);
+	if (cq_rx)
+		fi_close(&cq_rx->fid);
+	if (cq_tx)
+		fi_close(&cq_tx->fid);
+}
+
 static void test_exit_open(struct fid_fabric *fabric, struct fi_info *info)
 {
 	struct fi_cq_attr attr = {
@@ -1220,14 +1353,14 @@ int main(int argc, char **argv)
 			break;
 		default:
 			fprintf(stderr,
-				"usage: %s [-t counters|cq|eq|mr|trywait|all|exit] [-v]\n",
+				"usage: %s [-t counters|cq|eq|mr|trywait|poll|all|exit] [-v]\n",
 				argv[0]);
 			return opt == 'h' ? 0 : 2;
 		}
 	}
 	if (strcmp(which, "all") && strcmp(which, "counters") && strcmp(which, "cq") &&
 	    strcmp(which, "eq") && strcmp(which, "mr") && strcmp(which, "trywait") &&
-	    strcmp(which, "exit")) {
+	    strcmp(which, "poll") && strcmp(which, "exit")) {
 		fprintf(stderr, "fi_mrail_objs: unknown test set \"%s\"\n", which);
 		return 2;
 	}
@@ -1269,6 +1402,10 @@ int main(int argc, char **argv)
 	if (!strcmp(which, "all") || !strcmp(which, "trywait")) {
 		step = "trywait";
 		test_trywait(fabric, domain);
+	}
+	if (!strcmp(which, "all") || !strcmp(which, "poll")) {
+		step = "poll sets";
+		test_poll(domain, info);
 	}
 	if (!strcmp(which, "exit")) {
 		step = "exit with objects open";

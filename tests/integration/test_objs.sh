@@ -1,6 +1,6 @@
 #!/bin/bash
-# Counters, CQ wait objects, event queues, memory registration and
-# fi_trywait over two rails: fi_mrail_objs checks each set of calls with
+# Counters, CQ wait objects, event queues, memory registration, fi_trywait
+# and poll sets over two rails: fi_mrail_objs checks each set of calls with
 # exact values (counts, event bytes, keys, return codes, fd readability,
 # waits woken from another thread). It needs no peer, so it runs in a
 # private network namespace of its own, with two ports (a veth pair) made
@@ -48,7 +48,7 @@ objs() {
 # suite NAME RAILS: every set of checks, one PASS or FAIL line each.
 suite() {
 	local name=$1 rails=$2 set
-	for set in counters cq eq mr trywait; do
+	for set in counters cq eq mr trywait poll; do
 		objs "$rails" $set
 		if [ $rc -eq 0 ] && grep -qE '^fi_mrail_objs: ([0-9]+) of \1 checks passed' "$out"; then
 			pass "$name: $set: $(tail -n 1 "$out" | sed 's/fi_mrail_objs: //')"

@@ -229,6 +229,7 @@ struct mrail_cq {
 	struct mrail_ep *eps[16];	/* endpoints to progress on read */
 	size_t ep_count;
 	struct mrail_cq_entry err_entry;	/* last error handed to readerr */
+	size_t poll_refs;		/* poll sets it is in (mrail_poll.c) */
 };
 
 int mrail_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
@@ -236,6 +237,9 @@ int mrail_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
 /* Queues a completion (caller holds the domain lock). */
 int mrail_cq_write(struct mrail_cq *cq, const struct mrail_cq_entry *entry);
 int mrail_cq_attach_ep(struct mrail_cq *cq, struct mrail_ep *ep);
+/* fi_poll: progresses cq's endpoints when it is empty; true when it holds
+ * an entry (caller holds the domain lock). */
+bool mrail_cq_poll_ready(struct mrail_cq *cq);
 void mrail_cq_detach_ep(struct mrail_cq *cq, struct mrail_ep *ep);
 /* Drives every rail of ep once (caller holds the domain lock); returns
  * how many rail completions it handled (0: the rails were idle). */
@@ -787,6 +791,14 @@ int mrail_cntr_open(struct fid_domain *domain, struct fi_cntr_attr *attr,
 		    struct fid_cntr **cntr, void *context);
 /* The mrail counter behind fid, or NULL (not a counter, or not mrail's). */
 struct mrail_cntr *mrail_cntr_from_fid(struct fid *fid);
+/* fi_poll: progresses what moves the counter, then its count and error
+ * count (caller holds the domain lock). */
+void mrail_cntr_poll_values(struct mrail_cntr *cntr, uint64_t *value, uint64_t *err);
+/* A poll set takes (+1) or lets go of (-1) the counter, which refuses to
+ * close while any holds it. */
+void mrail_cntr_poll_ref(struct mrail_cntr *cntr, int delta);
+int mrail_poll_open(struct fid_domain *domain, struct fi_poll_attr *attr,
+		    struct fid_poll **pollset);
 /* One operation completed successfully / in error: wakes waiters. */
 void mrail_cntr_inc(struct mrail_cntr *cntr);
 void mrail_cntr_inc_err(struct mrail_cntr *cntr);

@@ -32,6 +32,7 @@ struct mrail_cntr {
 	/* Operations armed on this counter (mrail_trigger.c): FI_TRIGGER
 	 * ones wait for the count, deferred work for count + errors. */
 	struct mrail_trig_queue trig_ops, deferred;
+	size_t poll_refs;		/* poll sets it is in (mrail_poll.c) */
 };
 
 static struct fi_ops mrail_cntr_fi_ops;
@@ -190,6 +191,18 @@ static uint64_t mrail_cntr_readerr(struct fid_cntr *cntr_fid)
 	return err;
 }
 
+void mrail_cntr_poll_values(struct mrail_cntr *cntr, uint64_t *value, uint64_t *err)
+{
+	cntr_progress(cntr);
+	*value = cntr->value;
+	*err = cntr->err;
+}
+
+void mrail_cntr_poll_ref(struct mrail_cntr *cntr, int delta)
+{
+	cntr->poll_refs += (size_t) delta;
+}
+
 /* Adds value to, or sets to value, the count or the error count; wakes
  * waiters either way. */
 static int cntr_update(struct fid_cntr *cntr_fid, bool error_count, bool add,
@@ -318,6 +331,12 @@ static int mrail_cntr_close(struct fid *fid)
 		pthread_mutex_unlock(&domain->lock);
 		MRAIL_WARN(FI_LOG_CNTR, "fi_close: %zu endpoints still use this "
 			   "counter; close them first\n", cntr->ep_count);
+		return -FI_EBUSY;
+	}
+	if (cntr->poll_refs) {
+		pthread_mutex_unlock(&domain->lock);
+		MRAIL_WARN(FI_LOG_CNTR, "fi_close: %zu poll sets still hold this "
+			   "counter; fi_poll_del it first\n", cntr->poll_refs);
 		return -FI_EBUSY;
 	}
 	users = mrail_trigger_cntr_users(domain, cntr);

@@ -97,6 +97,13 @@ static void cq_progress(struct mrail_cq *cq)
 	mrail_trigger_fire(cq->domain);
 }
 
+bool mrail_cq_poll_ready(struct mrail_cq *cq)
+{
+	if (!cq->count)
+		cq_progress(cq);
+	return cq->count > 0;
+}
+
 static ssize_t cq_read_locked(struct mrail_cq *cq, void *buf, size_t count,
 			      fi_addr_t *src_addr)
 {
@@ -318,8 +325,11 @@ static int mrail_cq_close(struct fid *fid)
 	struct mrail_cq_obj *obj = cq_obj(cq);
 
 	pthread_mutex_lock(&cq->domain->lock);
-	if (cq->ep_count) {
+	if (cq->ep_count || cq->poll_refs) {
 		pthread_mutex_unlock(&cq->domain->lock);
+		MRAIL_WARN(FI_LOG_CQ, "fi_close: %zu endpoints and %zu poll sets "
+			   "still use this CQ; close or fi_poll_del them first\n",
+			   cq->ep_count, cq->poll_refs);
 		return -FI_EBUSY;
 	}
 	mrail_progress_forget(cq->domain, &obj->wait);

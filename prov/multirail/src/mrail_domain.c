@@ -162,12 +162,6 @@ static int mrail_domain_no_ep(struct fid_domain *domain, struct fi_info *info,
 	return -FI_ENOSYS;
 }
 
-static int mrail_domain_no_poll(struct fid_domain *domain, struct fi_poll_attr *attr,
-				struct fid_poll **pollset)
-{
-	return -FI_ENOSYS;
-}
-
 static int mrail_domain_no_stx(struct fid_domain *domain, struct fi_tx_attr *attr,
 			       struct fid_stx **stx, void *context)
 {
@@ -204,7 +198,7 @@ static struct fi_ops_domain mrail_domain_ops = {
 	.endpoint = mrail_ep_open,
 	.scalable_ep = mrail_domain_no_ep,
 	.cntr_open = mrail_cntr_open,
-	.poll_open = mrail_domain_no_poll,
+	.poll_open = mrail_poll_open,
 	.stx_ctx = mrail_domain_no_stx,
 	.srx_ctx = mrail_domain_no_srx,
 	.query_atomic = mrail_query_atomic,
