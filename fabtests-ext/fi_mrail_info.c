@@ -88,11 +88,11 @@ int main(int argc, char **argv)
 	struct fi_info *hints, *info = NULL;
 	struct mrail_addr addr;
 	char err[MRAIL_ERR_MAX];
-	const char *service = NULL;
+	const char *service = NULL, *node = NULL;
 	int ret, opt, hex_only = 0;
 	size_t i;
 
-	while ((opt = getopt(argc, argv, "s:xh")) != -1) {
+	while ((opt = getopt(argc, argv, "n:s:xh")) != -1) {
 		if (opt == 'x') {
 			hex_only = 1;
 			continue;
@@ -101,9 +101,15 @@ int main(int argc, char **argv)
 			service = optarg;
 			continue;
 		}
-		fprintf(stderr, "usage: %s [-s SERVICE] [-x]\n  shows mrail's rails "
-			"on this host; -s binds them to SERVICE, -x prints only "
-			"the address in hex\n", argv[0]);
+		if (opt == 'n') {
+			node = optarg;
+			continue;
+		}
+		fprintf(stderr, "usage: %s [-n NODE] [-s SERVICE] [-x]\n  shows "
+			"mrail's rails on this host; -n and -s bind them to the "
+			"local NODE (a rail's address or interface) and SERVICE "
+			"(fi_getinfo with FI_SOURCE), -x prints only the address "
+			"in hex\n", argv[0]);
 		return opt == 'h' ? 0 : 2;
 	}
 
@@ -111,8 +117,8 @@ int main(int argc, char **argv)
 	if (!hints)
 		return 1;
 	hints->fabric_attr->prov_name = strdup(FI_MRAIL_PROV_NAME);
-	ret = fi_getinfo(FI_VERSION(1, 17), NULL, service, service ? FI_SOURCE : 0,
-			 hints, &info);
+	ret = fi_getinfo(FI_VERSION(1, 17), node, service,
+			 node || service ? FI_SOURCE : 0, hints, &info);
 	fi_freeinfo(hints);
 	if (ret) {
 		fprintf(stderr, "fi_mrail_info: mrail offers no endpoint: %s (%d); "

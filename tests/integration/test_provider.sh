@@ -72,6 +72,26 @@ for h in 1 2; do
 	fi
 done
 
+# -- fi_getinfo(node, service, FI_SOURCE), as fabtests' servers call it:
+# any rail's address or interface binds every rail to the service.
+for node in 198.18.1.1 198.18.2.1 mr0 mr1; do
+	on 1 "$info_tool" -n $node -s 9228
+	if [ "$rc" -eq 0 ] && grep -qE "rail 0: .*198\.18\.1\.1 port 9228" "$out" &&
+	   grep -qE "rail 1: .*198\.18\.2\.1 port 9228" "$out"; then
+		pass "FI_SOURCE node $node binds both rails to the service"
+	else
+		fail "FI_SOURCE node $node binds both rails to the service" "exit $rc: $(cat "$out" "$err" | head -c 600)"
+	fi
+done
+for node in 198.18.1.2 127.0.0.1 lo; do
+	on 1 "$info_tool" -n $node -s 9228
+	if [ "$rc" -ne 0 ] && grep -q 'mrail offers no endpoint: No data available' "$err"; then
+		pass "FI_SOURCE node $node (no rail of this host) gives -FI_ENODATA"
+	else
+		fail "FI_SOURCE node $node (no rail of this host) gives -FI_ENODATA" "exit $rc: $(cat "$out" "$err" | head -c 600)"
+	fi
+done
+
 on 1 fi_info
 expect_out "plain fi_info lists mrail with 2 discovered rails" 'provider: mrail'
 

@@ -652,3 +652,64 @@ Test(discover, no_offers)
 	cr_assert_eq(mrail_discover_rails(NULL, 0, picks, MRAIL_MAX_RAILS), 0);
 	cr_assert_eq(mrail_discover_rails(NULL, 5, picks, MRAIL_MAX_RAILS), 0);
 }
+
+/* ---- fi_getinfo(node, FI_SOURCE): which rail node names ---- */
+
+static struct mrail_rail_ident ident(const char *port, const char *addr)
+{
+	struct mrail_rail_ident rail = { .port = port };
+
+	if (addr)
+		cr_assert_eq(mrail_ip_parse(addr, &rail.addr), 0, "bad test address %s",
+			     addr);
+	return rail;
+}
+
+Test(match_source, any_rails_address_selects_the_set)
+{
+	struct mrail_rail_ident rails[] = {
+		ident("mr0", "198.18.1.1"), ident("mr1", "198.18.2.1"),
+	};
+
+	cr_assert_eq(mrail_rails_match_source("198.18.1.1", rails, 2), 0);
+	cr_assert_eq(mrail_rails_match_source("198.18.2.1", rails, 2), 1);
+}
+
+Test(match_source, any_rails_interface_or_domain_selects_the_set)
+{
+	struct mrail_rail_ident rails[] = {
+		ident("mr0", "198.18.1.1"), ident("mlx5_1", NULL),
+	};
+
+	cr_assert_eq(mrail_rails_match_source("mr0", rails, 2), 0);
+	cr_assert_eq(mrail_rails_match_source("mlx5_1", rails, 2), 1);
+}
+
+Test(match_source, other_addresses_and_names_select_nothing)
+{
+	struct mrail_rail_ident rails[] = {
+		ident("mr0", "198.18.1.1"), ident("mr1", "198.18.2.1"),
+	};
+
+	/* Another host on the rail's subnet, an address of no rail, an
+	 * interface that is no rail, a prefix of a rail's name. */
+	cr_assert_eq(mrail_rails_match_source("198.18.1.2", rails, 2), -1);
+	cr_assert_eq(mrail_rails_match_source("127.0.0.1", rails, 2), -1);
+	cr_assert_eq(mrail_rails_match_source("eth0", rails, 2), -1);
+	cr_assert_eq(mrail_rails_match_source("mr", rails, 2), -1);
+	cr_assert_eq(mrail_rails_match_source("", rails, 2), -1);
+	cr_assert_eq(mrail_rails_match_source(NULL, rails, 2), -1);
+	cr_assert_eq(mrail_rails_match_source("mr0", NULL, 2), -1);
+	cr_assert_eq(mrail_rails_match_source("mr0", rails, 0), -1);
+}
+
+Test(match_source, ipv6_spellings_match_the_same_address)
+{
+	struct mrail_rail_ident rails[] = {
+		ident("mr0", "2001:db8::1"), ident("mr1", NULL),
+	};
+
+	cr_assert_eq(mrail_rails_match_source("2001:0db8:0:0::1", rails, 2), 0);
+	/* A rail without an IP address is matched by name only. */
+	cr_assert_eq(mrail_rails_match_source("::", rails, 2), -1);
+}
