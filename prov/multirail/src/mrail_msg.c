@@ -44,9 +44,17 @@ static size_t copy_to_iov(const struct iovec *iov, size_t count, const uint8_t *
 void mrail_user_complete(struct mrail_ep *ep, const struct mrail_cq_entry *entry,
 			 bool report)
 {
+	struct mrail_cq_entry shown;
 	struct mrail_cntr *cntr = NULL;
 	struct mrail_cq *cq = ep->tx_cq;
 
+	/* Sources are canonical entries inside mrail: the application sees
+	 * one it has not removed. */
+	if (entry->src != FI_ADDR_NOTAVAIL && ep->av) {
+		shown = *entry;
+		shown.src = mrail_av_shown(ep->av, entry->src);
+		entry = &shown;
+	}
 	/* An operation a trigger issued completes as the application's. */
 	if (ep->domain->trig_live && mrail_trigger_complete(ep, entry, report))
 		return;
@@ -768,12 +776,22 @@ ssize_t mrail_post_recv(struct mrail_ep *ep, const struct iovec *iov, size_t cou
 	recv->context = context;
 	recv->flags = flags;
 	recv->tagged = tagged;
-	recv->item.src = (ep->caps & FI_DIRECTED_RECV) && src != FI_ADDR_UNSPEC ?
-			 src : MRAIL_MATCH_ANY_SRC;
 	recv->item.tag = tagged ? tag : 0;
 	recv->item.ignore = tagged ? ignore : 0;
 
 	pthread_mutex_lock(&ep->domain->lock);
+	/* Messages carry their peer's canonical entry (mrail_av_canon). */
+	recv->item.src = MRAIL_MATCH_ANY_SRC;
+	if ((ep->caps & FI_DIRECTED_RECV) && src != FI_ADDR_UNSPEC) {
+		recv->item.src = mrail_av_canon(ep->av, src);
+		if (recv->item.src == FI_ADDR_NOTAVAIL) {
+			pthread_mutex_unlock(&ep->domain->lock);
+			MRAIL_WARN(FI_LOG_EP_DATA, "a receive from fi_addr %" PRIu64
+				   ", which is not in the AV\n", (uint64_t) src);
+			free(recv);
+			return -FI_EINVAL;
+		}
+	}
 	if (flags & FI_MULTI_RECV) {
 		recv->space.cap = iov[0].iov_len;
 		/* fi_endpoint(3): the minimum in force when it was posted. */
@@ -1006,6 +1024,8 @@ ssize_t mrail_send_common(struct mrail_ep *ep, const struct iovec *iov, size_t c
 		return -FI_EOPBADSTATE;
 
 	pthread_mutex_lock(&ep->domain->lock);
+	/* Every entry of the peer sends in its one sequence stream. */
+	dest = mrail_av_canon(ep->av, dest);
 	peer = mrail_av_get_peer(ep->av, dest);
 	if (!peer || mrail_ep_reserve_peer(ep, dest)) {
 		ret = -FI_EINVAL;
