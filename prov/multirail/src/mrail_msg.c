@@ -907,6 +907,52 @@ void mrail_tx_buf_put(struct mrail_ep *ep, struct mrail_rail_buf *buf)
 }
 
 /*
+ * The rail of *bufp pushed back. ofi_rxm does that on the first send to a
+ * peer over a rail, while it sets up the connection, so an application
+ * that has talked to a peer over one rail would see -FI_EAGAIN from a send
+ * that round-robin put on another. Instead the message moves to a free
+ * buffer of another rail the peer can be reached on (the order of messages
+ * is the sequence numbers' business); the rail that pushed back gets its
+ * buffer back. Returns 0 with *bufp sent, or the last rail's refusal.
+ */
+static ssize_t tx_send_elsewhere(struct mrail_ep *ep, struct mrail_rail_buf **bufp,
+				 size_t len, const struct mrail_av_peer *peer)
+{
+	struct mrail_rail_buf *buf = *bufp, *other;
+	size_t n, rail;
+	ssize_t ret = -FI_EAGAIN;
+
+	for (n = 1; n < ep->rail_count && ret == -FI_EAGAIN; n++) {
+		rail = (buf->rc.rail + n) % ep->rail_count;
+		/* A partial peer has rail 0 only; a rail of weight 0
+		 * never carries messages. */
+		if (rail >= peer->rails_held || !ep->tx_free[rail] ||
+		    (ep->policy.mux.policy == MRAIL_MUX_WEIGHTED &&
+		     !ep->policy.mux.weight[rail]))
+			continue;
+		other = ep->tx_free[rail];
+		ep->tx_free[rail] = other->free_next;
+		other->free_next = NULL;
+		memcpy(other->data, buf->data, len);
+		other->complete_user = buf->complete_user;
+		other->user = buf->user;
+		other->rdv_req_id = buf->rdv_req_id;
+		other->credit_peer = FI_ADDR_NOTAVAIL;
+		ret = fi_send(ep->rail_eps[rail], other->data, len,
+			      ep->rail_desc[rail], peer->rail_fi_addr[rail],
+			      &other->rc.ctx);
+		mrail_policy_tx_posted(ep, rail, other->data, len, ret);
+		if (ret) {
+			mrail_tx_buf_put(ep, other);
+			continue;
+		}
+		mrail_tx_buf_put(ep, buf);
+		*bufp = other;
+	}
+	return ret;
+}
+
+/*
  * Sends an encoded message. One that spends a credit (a request) waits with
  * -FI_EAGAIN while the peer has returned none; callers unwind as for a
  * rail that pushes back.
@@ -936,6 +982,8 @@ ssize_t mrail_tx_buf_send(struct mrail_ep *ep, struct mrail_rail_buf *buf,
 	ret = fi_send(ep->rail_eps[rail], buf->data, len, ep->rail_desc[rail],
 		      peer->rail_fi_addr[rail], &buf->rc.ctx);
 	mrail_policy_tx_posted(ep, rail, buf->data, len, ret);
+	if (ret == -FI_EAGAIN)
+		ret = tx_send_elsewhere(ep, &buf, len, peer);
 	mrail_liveness_sent(ep, dest, ret);
 	if (ret) {
 		mrail_tx_buf_put(ep, buf);
