@@ -19,8 +19,9 @@
  * a table of hand-computed cases checks that reference too. Then a
  * count at the documented limit, one over it (-FI_EMSGSIZE), refused
  * atomics (past the end, unknown key, region without the access: an error
- * completion, nothing changed at the target), and the valid calls and
- * fi_query_atomic against the documented tables. Completions and counters
+ * completion, nothing changed at the target), the valid calls and
+ * fi_query_atomic against the documented tables, and atomics through a
+ * second AV entry for the target. Completions and counters
  * (FI_WRITE, FI_READ at the initiator, FI_REMOTE_WRITE, FI_REMOTE_READ at
  * the target) are checked exactly.
  *
@@ -889,6 +890,46 @@ static void run_query(void)
 	      -FI_EOPNOTSUPP, "fi_compare_atomicvalid: FI_MSWAP on FI_FLOAT");
 }
 
+/*
+ * The target inserted a second time (fi_av(3) allows it; fabtests' server
+ * inserts a client whose first contact already made an entry): atomics
+ * through the second fi_addr, every kind and call, must complete like
+ * through the first, their answers coming from the peer whichever entry
+ * was named.
+ */
+static void run_alias(void)
+{
+	uint8_t name[256];
+	size_t len = sizeof(name);
+	fi_addr_t first = peers[0], alias = FI_ADDR_NOTAVAIL;
+	enum variant v;
+	int ret;
+
+	ret = fi_av_lookup(av, first, name, &len);
+	check(!ret && len <= sizeof(name), "fi_av_lookup of the target: %s",
+	      fi_strerror(-ret));
+	if (ret || len > sizeof(name))
+		return;
+	ret = fi_av_insert(av, name, 1, &alias, 0, NULL);
+	check(ret == 1 && alias != FI_ADDR_NOTAVAIL, "inserting the target a "
+	      "second time: %d", ret);
+	if (ret != 1)
+		return;
+	peers[0] = alias;
+	run_hand_cases();
+	for (v = V_PLAIN; v <= V_MSG; v++) {
+		run_combination(MRAIL_ATOMIC_PLAIN, FI_SUM, FI_UINT64, 8, 5, v);
+		run_combination(MRAIL_ATOMIC_FETCH, FI_SUM, FI_INT32, 4, 5, v);
+		run_combination(MRAIL_ATOMIC_COMPARE, FI_CSWAP, FI_UINT64, 8, 5, v);
+	}
+	run_combination(MRAIL_ATOMIC_PLAIN, FI_BOR, FI_UINT32, 4, 1, V_INJECT);
+	peers[0] = first;
+	ret = fi_av_remove(av, &alias, 1, 0);
+	check(!ret, "removing the second entry: %s", fi_strerror(-ret));
+	/* The first entry still reaches the target. */
+	run_hand_cases();
+}
+
 static void run_client(void)
 {
 	struct cmd done = { .type = CMD_DONE };
@@ -917,6 +958,7 @@ static void run_client(void)
 		    MRAIL_ATOMIC_COMPARE, FI_CSWAP, 0, KEY_WO, FI_EACCES);
 	/* After all that, the endpoint still works. */
 	run_hand_cases();
+	run_alias();
 	ctl_write(socks[0], &done, sizeof(done));
 	printf(PROG ": %" PRIu64 " atomics run\n", atomics_run);
 }

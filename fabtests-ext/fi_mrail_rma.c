@@ -13,7 +13,8 @@
  * fi_writedata, fi_inject_writedata, fi_read, fi_readv and fi_readmsg
  * (FI_FENCE), a write followed by a fenced read of the same bytes, and
  * accesses that must be refused (past the end, unknown key, a region
- * without the access). A TCP control connection orders the steps.
+ * without the access), then writes and reads through a second AV entry
+ * for the target. A TCP control connection orders the steps.
  *
  * Checked byte for byte at both ends (guards included), exactly: one
  * completion per operation with its context and flags, the initiator's
@@ -699,6 +700,42 @@ static void run_refused(const char *what, enum op op, size_t size,
 	target_check(max_size < 64 ? max_size : 64, 5, false, false, 0);
 }
 
+/*
+ * The target inserted a second time (fi_av(3) allows it; fabtests' server
+ * inserts a client whose first contact already made an entry): RMA through
+ * the second fi_addr must complete like through the first, its answers
+ * coming from the peer whichever entry was named.
+ */
+static void run_alias(const size_t *sizes, size_t nsizes, uint64_t *seed)
+{
+	static const enum op ops[] = { OP_WRITE, OP_WRITEDATA, OP_READ, OP_READMSG };
+	uint8_t name[256];
+	size_t len = sizeof(name), s, i;
+	fi_addr_t first = peer, alias = FI_ADDR_NOTAVAIL;
+	int ret;
+
+	ret = fi_av_lookup(av, peer, name, &len);
+	check(!ret && len <= sizeof(name), "fi_av_lookup of the target: %s",
+	      fi_strerror(-ret));
+	if (ret || len > sizeof(name))
+		return;
+	ret = fi_av_insert(av, name, 1, &alias, 0, NULL);
+	check(ret == 1 && alias != FI_ADDR_NOTAVAIL, "inserting the target a "
+	      "second time: %d", ret);
+	if (ret != 1)
+		return;
+	peer = alias;
+	for (s = 0; s < nsizes; s++)
+		for (i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
+			run_op(ops[i], sizes[s], (*seed)++);
+	peer = first;
+	ret = fi_av_remove(av, &alias, 1, 0);
+	check(!ret, "removing the second entry: %s", fi_strerror(-ret));
+	/* The first entry still reaches the target. */
+	run_op(OP_WRITE, sizes[0], (*seed)++);
+	run_op(OP_READ, sizes[0], (*seed)++);
+}
+
 static void run_client(const size_t *sizes, size_t nsizes)
 {
 	uint64_t seed = 1;
@@ -748,6 +785,7 @@ static void run_client(const size_t *sizes, size_t nsizes)
 	/* After all that, the endpoint still works. */
 	run_op(OP_WRITE, sizes[nsizes - 1], seed++);
 	run_op(OP_READ, sizes[nsizes - 1], seed++);
+	run_alias(sizes, nsizes, &seed);
 
 	ctl_write(sock, &done, sizeof(done));
 	printf(PROG ": %" PRIu64 " bytes of RMA data moved\n", data_bytes);

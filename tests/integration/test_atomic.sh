@@ -3,8 +3,8 @@
 # the target. fi_mrail_atomic runs every op on every datatype the valid
 # calls accept (plain, fetch, compare; 1 and 5 elements; every call of each
 # family), hand-computed cases, the count limit, refused atomics (past the
-# end, unknown key, region without the access) and the valid/query calls,
-# checking the target's bytes and the fetched values byte for byte, exact
+# end, unknown key, region without the access), the valid/query calls and
+# atomics through a second AV entry for the target, checking the target's bytes and the fetched values byte for byte, exact
 # completions and counters at both ends. Run on 2 and 4 tcp;ofi_rxm rails
 # and on tcp;ofi_rxm + udp;ofi_rxd. Then the contention test: clients on h2
 # and h3 each do N fetch-and-adds of 1 on one word of h1's, their requests

@@ -3,7 +3,8 @@
 # RMA operation (write, writev, writemsg, inject_write, writedata,
 # inject_writedata, read, readv, readmsg) at sizes 0 B to 8 MiB, a write
 # followed by a fenced read, and refused accesses (past the end, unknown
-# key, region without the access), checking data and guards byte for byte
+# key, region without the access), then writes and reads through a second
+# AV entry for the target, checking data and guards byte for byte
 # at both ends, exact completions, counters and remote CQ data. Run on 2
 # and 4 tcp;ofi_rxm rails and on tcp;ofi_rxm + udp;ofi_rxd. The target's
 # per-interface byte counters prove the large transfers were striped over

@@ -25,6 +25,7 @@
 #include <rdma/fi_ext_mrail.h>
 
 #include "addr_codec.h"
+#include "av_alias.h"
 #include "match.h"
 #include "reorder.h"
 #include "wire.h"
@@ -181,6 +182,9 @@ struct mrail_av_peer {
 	 * sent, its answer completes the entry. */
 	bool hello_sent;
 	uint64_t key;		/* mrail_addr_key(&addr); 0 while partial */
+	/* Entries in the rails' AVs: every rail for a peer's canonical
+	 * entry (rail 0 while partial), none for an alias (av_alias.h). */
+	size_t rails_held;
 };
 
 struct mrail_av_key;
@@ -196,8 +200,11 @@ struct mrail_av {
 	enum fi_av_type type;
 	struct fid_av *rail_avs[MRAIL_MAX_RAILS];
 	struct mrail_av_peer *peers;
+	/* Per entry, which one speaks for its peer (core/av_alias.h). */
+	struct mrail_alias *alias;
 	size_t peer_count;	/* slots used, including removed ones */
 	size_t peer_cap;
+	size_t partial_count;	/* canonical entries still partial */
 };
 
 /* One user-level completion, successful or not, before it is formatted. */
@@ -475,13 +482,28 @@ int mrail_ep_reserve_peer(struct mrail_ep *ep, fi_addr_t fi_addr);
 /* The mrail fi_addr of the peer whose messages carry this sender key
  * (wire.h), or FI_ADDR_NOTAVAIL. */
 fi_addr_t mrail_av_peer_of_key(struct mrail_av *av, uint64_t key);
+/*
+ * An application may insert a peer more than once (fi_av(3)); each entry
+ * then stands for the peer's canonical entry (core/av_alias.h), which owns
+ * the peer's sequence stream, credits and waits. Every fi_addr_t an
+ * application passes (a send's destination, a directed receive's source,
+ * an RMA or atomic target, an AV set member) goes through mrail_av_canon
+ * first: the canonical fi_addr_t, or FI_ADDR_NOTAVAIL when it names no
+ * entry (never inserted, or removed). Caller holds the domain lock.
+ */
+fi_addr_t mrail_av_canon(struct mrail_av *av, fi_addr_t fi_addr);
+/* The fi_addr_t to report as the source of what canonical entry canon's
+ * peer sent: canon, or an alias when the application removed canon. */
+fi_addr_t mrail_av_shown(struct mrail_av *av, fi_addr_t canon);
+/* The peer record behind an entry (an alias's is its canonical entry's),
+ * or NULL when the entry holds no peer. */
 struct mrail_av_peer *mrail_av_get_peer(struct mrail_av *av, fi_addr_t fi_addr);
 /*
  * A HELLO brought a peer's full address. Finds the entry that has its key,
  * completes a partial entry for its rail 0, or inserts a new one (which then gets
  * an fi_addr the application did not ask for, like any FI_SOURCE address).
- * addr is decoded, full and compatible. Returns 0 with *fi_addr, or an
- * error after a warning.
+ * addr is decoded, full and compatible. Returns 0 with *fi_addr (the
+ * peer's canonical entry), or an error after a warning.
  */
 int mrail_av_learn_peer(struct mrail_av *av, const struct mrail_addr *addr,
 			fi_addr_t *fi_addr);

@@ -367,7 +367,7 @@ static ssize_t atomic_send(struct mrail_ep *ep, const struct atomic_args *a,
 	return ret;
 }
 
-static ssize_t atomic_post(struct mrail_ep *ep, const struct atomic_args *a)
+static ssize_t atomic_post(struct mrail_ep *ep, struct atomic_args *a)
 {
 	struct mrail_cq_entry user = {
 		.op_context = a->context,
@@ -388,7 +388,12 @@ static ssize_t atomic_post(struct mrail_ep *ep, const struct atomic_args *a)
 	user.len = b.count * b.size;
 
 	pthread_mutex_lock(&ep->domain->lock);
-	if (!mrail_av_get_peer(ep->av, a->dest)) {
+	/* The ATOMIC_RESP comes from the peer's canonical entry, whichever
+	 * of its entries the application named: the wait is keyed by it. */
+	a->dest = mrail_av_canon(ep->av, a->dest);
+	if (a->dest == FI_ADDR_NOTAVAIL || !mrail_av_get_peer(ep->av, a->dest)) {
+		MRAIL_WARN(FI_LOG_EP_DATA, "an atomic to an fi_addr that is not "
+			   "in the AV\n");
 		ret = -FI_EINVAL;
 		goto out;
 	}

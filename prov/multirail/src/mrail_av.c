@@ -31,20 +31,42 @@ _Static_assert(MRAIL_ADDR_FORMAT_SOCKADDR_IN == FI_SOCKADDR_IN,
 _Static_assert(MRAIL_ADDR_FORMAT_SOCKADDR_IN6 == FI_SOCKADDR_IN6,
 	       "addr_codec.h's IPv6 format is libfabric's FI_SOCKADDR_IN6");
 
-static struct mrail_av_peer *av_peer(struct mrail_av *av, fi_addr_t fi_addr)
+/* The entry an application names, or NULL (never inserted, removed). */
+static struct mrail_av_peer *av_named(struct mrail_av *av, fi_addr_t fi_addr)
 {
-	if (fi_addr >= av->peer_count || !av->peers[fi_addr].in_use)
+	if (mrail_alias_resolve(av->alias, av->peer_count, fi_addr) ==
+	    MRAIL_ALIAS_NONE)
 		return NULL;
 	return &av->peers[fi_addr];
 }
 
 struct mrail_av_peer *mrail_av_get_peer(struct mrail_av *av, fi_addr_t fi_addr)
 {
-	return av_peer(av, fi_addr);
+	if (fi_addr >= av->peer_count || !av->alias[fi_addr].live)
+		return NULL;
+	return &av->peers[av->alias[fi_addr].canon];
+}
+
+fi_addr_t mrail_av_canon(struct mrail_av *av, fi_addr_t fi_addr)
+{
+	uint64_t canon = mrail_alias_resolve(av->alias, av->peer_count, fi_addr);
+
+	return canon == MRAIL_ALIAS_NONE ? FI_ADDR_NOTAVAIL : canon;
+}
+
+fi_addr_t mrail_av_shown(struct mrail_av *av, fi_addr_t canon)
+{
+	uint64_t shown;
+
+	if (canon >= av->peer_count)
+		return canon;	/* FI_ADDR_NOTAVAIL and friends */
+	shown = mrail_alias_shown(av->alias, av->peer_count, canon);
+	return shown == MRAIL_ALIAS_NONE ? FI_ADDR_NOTAVAIL : shown;
 }
 
 /* Peers by the key every mrail header carries (mrail_addr_key): each
- * arriving message needs it, so it is a hash, not a scan of the peers. */
+ * arriving message needs it, so it is a hash, not a scan of the peers.
+ * Only canonical entries are in it. */
 struct mrail_av_key {
 	UT_hash_handle hh;
 	uint64_t key;
@@ -72,25 +94,11 @@ static bool av_same_addr(const struct mrail_addr *a, const struct mrail_addr *b)
 	return true;
 }
 
-/* The first entry inserted for an address keeps its key; inserting the same
- * address again (fi_av(3) allows it) gives an entry that receives nothing
- * until the first is removed. */
+/* A canonical entry takes its peer's key. */
 static int av_key_add(struct mrail_av *av, uint64_t key, fi_addr_t peer)
 {
-	struct mrail_av_key *entry;
+	struct mrail_av_key *entry = malloc(sizeof(*entry));
 
-	HASH_FIND(hh, av->keys, &key, sizeof(key), entry);
-	if (entry) {
-		if (!av_same_addr(&av->peers[entry->peer].addr,
-				  &av->peers[peer].addr))
-			MRAIL_WARN(FI_LOG_AV, "peers %" PRIu64 " and %" PRIu64
-				   " have different addresses with the same key "
-				   "0x%016" PRIx64 ": messages from the second "
-				   "reach the first\n", (uint64_t) entry->peer,
-				   (uint64_t) peer, key);
-		return 0;
-	}
-	entry = malloc(sizeof(*entry));
 	if (!entry)
 		return -FI_ENOMEM;
 	entry->key = key;
@@ -100,25 +108,16 @@ static int av_key_add(struct mrail_av *av, uint64_t key, fi_addr_t peer)
 	return 0;
 }
 
-/* peer leaves; another entry of the same address, if any, takes its key. */
+/* A canonical entry is freed: no other entry of its peer is left. */
 static void av_key_remove(struct mrail_av *av, uint64_t key, fi_addr_t peer)
 {
 	struct mrail_av_key *entry;
-	size_t i;
 
 	HASH_FIND(hh, av->keys, &key, sizeof(key), entry);
 	if (!entry || entry->peer != peer)
 		return;
 	HASH_DEL(av->keys, entry);
 	free(entry);
-	for (i = 0; i < av->peer_count; i++) {
-		if (i != peer && av->peers[i].in_use && av->peers[i].key == key) {
-			if (av_key_add(av, key, i))
-				MRAIL_WARN(FI_LOG_AV, "out of memory: peer %zu "
-					   "will receive nothing\n", i);
-			break;
-		}
-	}
 }
 
 static void av_keys_free(struct mrail_av *av)
@@ -134,11 +133,17 @@ static void av_keys_free(struct mrail_av *av)
 static int av_reserve_peer(struct mrail_av *av)
 {
 	struct mrail_av_peer *grown;
+	struct mrail_alias *alias;
 	size_t cap;
 
 	if (av->peer_count < av->peer_cap)
 		return 0;
 	cap = av->peer_cap ? av->peer_cap * 2 : 64;
+	alias = realloc(av->alias, cap * sizeof(*alias));
+	if (!alias)
+		return -FI_ENOMEM;
+	memset(alias + av->peer_cap, 0, (cap - av->peer_cap) * sizeof(*alias));
+	av->alias = alias;
 	grown = realloc(av->peers, cap * sizeof(*grown));
 	if (!grown)
 		return -FI_ENOMEM;
@@ -149,12 +154,12 @@ static int av_reserve_peer(struct mrail_av *av)
 }
 
 static void av_remove_from_rails(struct mrail_av *av, struct mrail_av_peer *peer,
-				 size_t rails)
+				 size_t first, size_t end)
 {
 	size_t i;
 	int ret;
 
-	for (i = 0; i < rails; i++) {
+	for (i = first; i < end; i++) {
 		ret = fi_av_remove(av->rail_avs[i], &peer->rail_fi_addr[i], 1, 0);
 		if (ret)
 			MRAIL_WARN(FI_LOG_AV, "rail %zu: cannot remove a peer from "
@@ -162,115 +167,197 @@ static void av_remove_from_rails(struct mrail_av *av, struct mrail_av_peer *peer
 	}
 }
 
-/* Inserts one decoded, compatible peer into every rail's AV. */
-static int av_insert_peer(struct mrail_av *av, const struct mrail_addr *addr,
-			  fi_addr_t *fi_addr)
+/* Puts rails [first, addr->rail_count) of addr into the rails' AVs. */
+static int av_insert_rails(struct mrail_av *av, struct mrail_av_peer *peer,
+			   const struct mrail_addr *addr, size_t first,
+			   const char *what)
 {
-	struct mrail_av_peer *peer;
 	size_t i;
 	int ret;
 
-	ret = av_reserve_peer(av);
-	if (ret)
-		return ret;
-	peer = &av->peers[av->peer_count];
-	for (i = 0; i < addr->rail_count; i++) {
+	for (i = first; i < addr->rail_count; i++) {
 		ret = fi_av_insert(av->rail_avs[i], addr->rails[i].bytes, 1,
 				   &peer->rail_fi_addr[i], 0, NULL);
 		if (ret != 1) {
-			MRAIL_WARN(FI_LOG_AV, "rail %zu (%s): its AV refused the "
-				   "peer's address: %s\n", i + 1,
-				   addr->rails[i].stack,
+			MRAIL_WARN(FI_LOG_AV, "rail %zu (%s): its AV refused %s: "
+				   "%s\n", i + 1, addr->rails[i].stack, what,
 				   ret < 0 ? fi_strerror(-ret) : "not inserted");
-			av_remove_from_rails(av, peer, i);
+			av_remove_from_rails(av, peer, first, i);
 			return ret < 0 ? ret : -FI_EINVAL;
 		}
 	}
-	peer->addr = *addr;
-	/* A partial address is not its peer's name: the key comes with the
-	 * full address, in the peer's HELLO. */
-	peer->key = (addr->flags & MRAIL_ADDR_FLAG_PARTIAL) ? 0 :
-		    mrail_addr_key(addr);
-	if (peer->key) {
-		ret = av_key_add(av, peer->key, av->peer_count);
-		if (ret) {
-			av_remove_from_rails(av, peer, addr->rail_count);
-			memset(peer, 0, sizeof(*peer));
-			return ret;
-		}
-	}
-	peer->in_use = true;
-	*fi_addr = av->peer_count++;
 	return 0;
 }
 
-/* A partial entry gets the rest of its peer's rails. Rail 0 keeps the
- * entry it has: the peer may already be talking to us over it. */
-static int av_complete_peer(struct mrail_av *av, fi_addr_t fi_addr,
-			    const struct mrail_addr *addr)
-{
-	struct mrail_av_peer *peer = &av->peers[fi_addr];
-	size_t i, done;
-	int ret = 0;
-
-	for (i = 1; i < addr->rail_count; i++) {
-		ret = fi_av_insert(av->rail_avs[i], addr->rails[i].bytes, 1,
-				   &peer->rail_fi_addr[i], 0, NULL);
-		if (ret != 1) {
-			MRAIL_WARN(FI_LOG_AV, "rail %zu (%s): its AV refused the "
-				   "address a peer sent in its HELLO: %s\n", i + 1,
-				   addr->rails[i].stack,
-				   ret < 0 ? fi_strerror(-ret) : "not inserted");
-			ret = ret < 0 ? ret : -FI_EINVAL;
-			goto undo;
-		}
-	}
-	peer->key = mrail_addr_key(addr);
-	peer->addr = *addr;
-	ret = av_key_add(av, peer->key, fi_addr);
-	if (ret) {
-		peer->key = 0;
-		peer->addr.rail_count = 1;
-		peer->addr.flags |= MRAIL_ADDR_FLAG_PARTIAL;
-		goto undo;
-	}
-	return 0;
-undo:
-	for (done = 1; done < i; done++) {
-		fi_av_remove(av->rail_avs[done], &peer->rail_fi_addr[done], 1, 0);
-	}
-	return ret;
-}
-
-/* The entry whose rail 0 is addr's, or FI_ADDR_NOTAVAIL. */
-static fi_addr_t av_find_by_rail0(struct mrail_av *av, const struct mrail_addr *addr)
+/* The canonical entry still partial whose rail 0 is addr's, or
+ * FI_ADDR_NOTAVAIL. A scan, but only while partial entries exist. */
+static fi_addr_t av_find_partial(struct mrail_av *av, const struct mrail_addr *addr)
 {
 	size_t i;
 
+	if (!av->partial_count)
+		return FI_ADDR_NOTAVAIL;
 	for (i = 0; i < av->peer_count; i++) {
-		if (av->peers[i].in_use &&
+		if (av->alias[i].live && av->alias[i].canon == i &&
+		    (av->peers[i].addr.flags & MRAIL_ADDR_FLAG_PARTIAL) &&
 		    mrail_addr_same_rail(&av->peers[i].addr, addr, 0))
 			return i;
 	}
 	return FI_ADDR_NOTAVAIL;
 }
 
+/* The canonical entry whose rail 0 is addr's, partial or not, or
+ * FI_ADDR_NOTAVAIL: a partial address names its peer by rail 0 alone. */
+static fi_addr_t av_find_by_rail0(struct mrail_av *av, const struct mrail_addr *addr)
+{
+	size_t i;
+
+	for (i = 0; i < av->peer_count; i++) {
+		if (av->alias[i].live && av->alias[i].canon == i &&
+		    mrail_addr_same_rail(&av->peers[i].addr, addr, 0))
+			return i;
+	}
+	return FI_ADDR_NOTAVAIL;
+}
+
+/* A partial canonical entry gets the rest of its peer's rails. Rail 0
+ * keeps the entry it has: the peer may already be talking to us over it. */
+static int av_complete_peer(struct mrail_av *av, fi_addr_t fi_addr,
+			    const struct mrail_addr *addr)
+{
+	struct mrail_av_peer *peer = &av->peers[fi_addr];
+	uint64_t key = mrail_addr_key(addr);
+	int ret;
+
+	ret = av_insert_rails(av, peer, addr, 1, "the peer's full address");
+	if (ret)
+		return ret;
+	ret = av_key_add(av, key, fi_addr);
+	if (ret) {
+		av_remove_from_rails(av, peer, 1, addr->rail_count);
+		return ret;
+	}
+	peer->key = key;
+	peer->addr = *addr;
+	peer->rails_held = addr->rail_count;
+	av->partial_count--;
+	return 0;
+}
+
+/*
+ * The canonical entry of the peer addr names, or FI_ADDR_NOTAVAIL for a
+ * peer not in the AV. A full address finds it by key; a partial entry of
+ * the same peer is completed with addr on the way (so that a peer never has
+ * two canonical entries). A partial address finds it by rail 0.
+ */
+static int av_find_owner(struct mrail_av *av, const struct mrail_addr *addr,
+			 fi_addr_t *owner)
+{
+	uint64_t key;
+	int ret;
+
+	if (addr->flags & MRAIL_ADDR_FLAG_PARTIAL) {
+		*owner = av_find_by_rail0(av, addr);
+		return 0;
+	}
+	key = mrail_addr_key(addr);
+	*owner = mrail_av_peer_of_key(av, key);
+	if (*owner != FI_ADDR_NOTAVAIL) {
+		if (!av_same_addr(&av->peers[*owner].addr, addr))
+			MRAIL_WARN(FI_LOG_AV, "peer %" PRIu64 " and a new address "
+				   "have different rail addresses with the same "
+				   "key 0x%016" PRIx64 ": both name peer %" PRIu64
+				   "\n", (uint64_t) *owner, key, (uint64_t) *owner);
+		return 0;
+	}
+	*owner = av_find_partial(av, addr);
+	if (*owner == FI_ADDR_NOTAVAIL)
+		return 0;
+	ret = av_complete_peer(av, *owner, addr);
+	if (ret)
+		*owner = FI_ADDR_NOTAVAIL;
+	return ret;
+}
+
+/*
+ * Adds one decoded, compatible address as a new entry. The first entry of
+ * a peer goes into every rail's AV (rail 0 only for a partial address) and
+ * becomes its canonical entry; another entry of the same peer is an alias
+ * of it, with no rail entries of its own.
+ */
+static int av_insert_peer(struct mrail_av *av, const struct mrail_addr *addr,
+			  fi_addr_t *fi_addr)
+{
+	bool partial = addr->flags & MRAIL_ADDR_FLAG_PARTIAL;
+	fi_addr_t idx, owner;
+	struct mrail_av_peer *peer;
+	int ret;
+
+	ret = av_reserve_peer(av);
+	if (ret)
+		return ret;
+	ret = av_find_owner(av, addr, &owner);
+	if (ret)
+		return ret;
+	idx = av->peer_count;
+	peer = &av->peers[idx];
+	memset(peer, 0, sizeof(*peer));
+	peer->addr = *addr;
+	if (owner == FI_ADDR_NOTAVAIL) {
+		ret = av_insert_rails(av, peer, addr, 0, "the peer's address");
+		if (ret)
+			return ret;
+		peer->rails_held = addr->rail_count;
+		/* A partial address is not its peer's name: the key comes
+		 * with the full address, in the peer's HELLO. */
+		if (partial) {
+			av->partial_count++;
+		} else {
+			peer->key = mrail_addr_key(addr);
+			ret = av_key_add(av, peer->key, idx);
+			if (ret) {
+				av_remove_from_rails(av, peer, 0, addr->rail_count);
+				memset(peer, 0, sizeof(*peer));
+				return ret;
+			}
+		}
+	} else {
+		peer->key = av->peers[owner].key;
+	}
+	mrail_alias_add(av->alias, av->peer_cap, idx,
+			owner == FI_ADDR_NOTAVAIL ? MRAIL_ALIAS_NONE : owner);
+	peer->in_use = true;
+	*fi_addr = av->peer_count++;
+	return 0;
+}
+
 int mrail_av_learn_peer(struct mrail_av *av, const struct mrail_addr *addr,
 			fi_addr_t *fi_addr)
 {
-	struct mrail_av_peer *peer;
 	fi_addr_t known;
+	int ret;
 
-	known = mrail_av_peer_of_key(av, mrail_addr_key(addr));
-	if (known == FI_ADDR_NOTAVAIL)
-		known = av_find_by_rail0(av, addr);
+	ret = av_find_owner(av, addr, &known);
+	if (ret)
+		return ret;
 	if (known == FI_ADDR_NOTAVAIL)
 		return av_insert_peer(av, addr, fi_addr);
-	peer = &av->peers[known];
 	*fi_addr = known;
-	if (!(peer->addr.flags & MRAIL_ADDR_FLAG_PARTIAL))
-		return 0;
-	return av_complete_peer(av, known, addr);
+	return 0;
+}
+
+/* An entry's peer record goes: from the rails' AVs if it held entries
+ * there, and from the keys if it was a canonical entry. */
+static void av_release_peer(struct mrail_av *av, fi_addr_t fi_addr)
+{
+	struct mrail_av_peer *peer = &av->peers[fi_addr];
+
+	av_remove_from_rails(av, peer, 0, peer->rails_held);
+	if (peer->rails_held && (peer->addr.flags & MRAIL_ADDR_FLAG_PARTIAL))
+		av->partial_count--;
+	if (peer->rails_held && peer->key)
+		av_key_remove(av, peer->key, fi_addr);
+	memset(peer, 0, sizeof(*peer));
 }
 
 /* Decodes the next packed address; *used says how far the next one starts. */
@@ -339,24 +426,23 @@ static int mrail_av_remove(struct fid_av *av_fid, fi_addr_t *fi_addr, size_t cou
 			   uint64_t flags)
 {
 	struct mrail_av *av = container_of(av_fid, struct mrail_av, av_fid);
-	struct mrail_av_peer *peer;
+	uint64_t freed[2];
+	int ret = 0, n, j;
 	size_t i;
-	int ret = 0;
 
 	if (flags)
 		return -FI_EBADFLAGS;
 	pthread_mutex_lock(&av->domain->lock);
 	for (i = 0; i < count; i++) {
-		peer = av_peer(av, fi_addr[i]);
-		if (!peer) {
+		/* A canonical entry whose aliases remain stays, hidden: the
+		 * peer's state lives on for them. */
+		n = mrail_alias_remove(av->alias, av->peer_count, fi_addr[i], freed);
+		if (n < 0) {
 			ret = -FI_EINVAL;
 			continue;
 		}
-		av_remove_from_rails(av, peer, peer->addr.rail_count);
-		peer->in_use = false;
-		if (peer->key)
-			av_key_remove(av, peer->key, fi_addr[i]);
-		memset(peer, 0, sizeof(*peer));
+		for (j = 0; j < n; j++)
+			av_release_peer(av, freed[j]);
 	}
 	pthread_mutex_unlock(&av->domain->lock);
 	return ret;
@@ -372,7 +458,7 @@ static int mrail_av_lookup(struct fid_av *av_fid, fi_addr_t fi_addr, void *addr,
 	int ret = 0;
 
 	pthread_mutex_lock(&av->domain->lock);
-	peer = av_peer(av, fi_addr);
+	peer = av_named(av, fi_addr);
 	if (!peer) {
 		ret = -FI_EINVAL;
 		goto out;
@@ -565,6 +651,7 @@ static int mrail_av_close(struct fid *fid)
 	pthread_mutex_unlock(&av->domain->lock);
 	av_keys_free(av);
 	free(av->peers);
+	free(av->alias);
 	free(av);
 	return 0;
 }

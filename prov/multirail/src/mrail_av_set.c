@@ -65,11 +65,10 @@ static int set_reserve(struct mrail_av_set *set, size_t want)
 	return 0;
 }
 
+/* An entry the application may name (not one it removed). */
 static bool addr_in_av(struct mrail_av *av, fi_addr_t addr)
 {
-	struct mrail_av_peer *peer = mrail_av_get_peer(av, addr);
-
-	return peer && peer->in_use;
+	return mrail_av_canon(av, addr) != FI_ADDR_NOTAVAIL;
 }
 
 static int mrail_av_set_insert(struct fid_av_set *fid, fi_addr_t addr)
@@ -216,7 +215,10 @@ static int set_fill(struct mrail_av_set *set, const struct fi_av_set_attr *attr)
 
 	if (attr->flags & FI_UNIVERSE) {
 		for (addr = 0; addr < av->peer_count; addr++) {
-			if (!addr_in_av(av, addr))
+			/* One member per peer, however often it was
+			 * inserted. */
+			if (!addr_in_av(av, addr) ||
+			    mrail_av_shown(av, mrail_av_canon(av, addr)) != addr)
 				continue;
 			ret = set_reserve(set, set->n + 1);
 			if (ret)

@@ -418,6 +418,7 @@ static ssize_t coll_start(struct fid_ep *ep_fid, fi_addr_t coll_addr,
 		goto out;
 	}
 	if (kind == MRAIL_WIRE_COLL_BCAST) {
+		root_addr = mrail_av_canon(ep->av, root_addr);
 		for (r = 0; r < group->n && group->members[r] != root_addr; r++)
 			;
 		if (r == group->n) {
@@ -581,7 +582,9 @@ static int group_members(struct mrail_ep *ep, struct mrail_coll_group *group,
 	group->n = (uint32_t) n;
 	group->rank = UINT32_MAX;
 	for (i = 0; i < n; i++) {
-		group->members[i] = addrs[order[i]];
+		/* Signals go to, and come from, each peer's canonical
+		 * entry (mrail_av_canon). */
+		group->members[i] = mrail_av_canon(ep->av, addrs[order[i]]);
 		sorted_keys[i] = keys[order[i]];
 		if (sorted_keys[i] == ep->self_key)
 			group->rank = (uint32_t) i;

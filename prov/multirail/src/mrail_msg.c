@@ -44,9 +44,17 @@ static size_t copy_to_iov(const struct iovec *iov, size_t count, const uint8_t *
 void mrail_user_complete(struct mrail_ep *ep, const struct mrail_cq_entry *entry,
 			 bool report)
 {
+	struct mrail_cq_entry shown;
 	struct mrail_cntr *cntr = NULL;
 	struct mrail_cq *cq = ep->tx_cq;
 
+	/* Sources are canonical entries inside mrail: the application sees
+	 * one it has not removed. */
+	if (entry->src != FI_ADDR_NOTAVAIL && ep->av) {
+		shown = *entry;
+		shown.src = mrail_av_shown(ep->av, entry->src);
+		entry = &shown;
+	}
 	/* An operation a trigger issued completes as the application's. */
 	if (ep->domain->trig_live && mrail_trigger_complete(ep, entry, report))
 		return;
@@ -768,12 +776,22 @@ ssize_t mrail_post_recv(struct mrail_ep *ep, const struct iovec *iov, size_t cou
 	recv->context = context;
 	recv->flags = flags;
 	recv->tagged = tagged;
-	recv->item.src = (ep->caps & FI_DIRECTED_RECV) && src != FI_ADDR_UNSPEC ?
-			 src : MRAIL_MATCH_ANY_SRC;
 	recv->item.tag = tagged ? tag : 0;
 	recv->item.ignore = tagged ? ignore : 0;
 
 	pthread_mutex_lock(&ep->domain->lock);
+	/* Messages carry their peer's canonical entry (mrail_av_canon). */
+	recv->item.src = MRAIL_MATCH_ANY_SRC;
+	if ((ep->caps & FI_DIRECTED_RECV) && src != FI_ADDR_UNSPEC) {
+		recv->item.src = mrail_av_canon(ep->av, src);
+		if (recv->item.src == FI_ADDR_NOTAVAIL) {
+			pthread_mutex_unlock(&ep->domain->lock);
+			MRAIL_WARN(FI_LOG_EP_DATA, "a receive from fi_addr %" PRIu64
+				   ", which is not in the AV\n", (uint64_t) src);
+			free(recv);
+			return -FI_EINVAL;
+		}
+	}
 	if (flags & FI_MULTI_RECV) {
 		recv->space.cap = iov[0].iov_len;
 		/* fi_endpoint(3): the minimum in force when it was posted. */
@@ -889,6 +907,52 @@ void mrail_tx_buf_put(struct mrail_ep *ep, struct mrail_rail_buf *buf)
 }
 
 /*
+ * The rail of *bufp pushed back. ofi_rxm does that on the first send to a
+ * peer over a rail, while it sets up the connection, so an application
+ * that has talked to a peer over one rail would see -FI_EAGAIN from a send
+ * that round-robin put on another. Instead the message moves to a free
+ * buffer of another rail the peer can be reached on (the order of messages
+ * is the sequence numbers' business); the rail that pushed back gets its
+ * buffer back. Returns 0 with *bufp sent, or the last rail's refusal.
+ */
+static ssize_t tx_send_elsewhere(struct mrail_ep *ep, struct mrail_rail_buf **bufp,
+				 size_t len, const struct mrail_av_peer *peer)
+{
+	struct mrail_rail_buf *buf = *bufp, *other;
+	size_t n, rail;
+	ssize_t ret = -FI_EAGAIN;
+
+	for (n = 1; n < ep->rail_count && ret == -FI_EAGAIN; n++) {
+		rail = (buf->rc.rail + n) % ep->rail_count;
+		/* A partial peer has rail 0 only; a rail of weight 0
+		 * never carries messages. */
+		if (rail >= peer->rails_held || !ep->tx_free[rail] ||
+		    (ep->policy.mux.policy == MRAIL_MUX_WEIGHTED &&
+		     !ep->policy.mux.weight[rail]))
+			continue;
+		other = ep->tx_free[rail];
+		ep->tx_free[rail] = other->free_next;
+		other->free_next = NULL;
+		memcpy(other->data, buf->data, len);
+		other->complete_user = buf->complete_user;
+		other->user = buf->user;
+		other->rdv_req_id = buf->rdv_req_id;
+		other->credit_peer = FI_ADDR_NOTAVAIL;
+		ret = fi_send(ep->rail_eps[rail], other->data, len,
+			      ep->rail_desc[rail], peer->rail_fi_addr[rail],
+			      &other->rc.ctx);
+		mrail_policy_tx_posted(ep, rail, other->data, len, ret);
+		if (ret) {
+			mrail_tx_buf_put(ep, other);
+			continue;
+		}
+		mrail_tx_buf_put(ep, buf);
+		*bufp = other;
+	}
+	return ret;
+}
+
+/*
  * Sends an encoded message. One that spends a credit (a request) waits with
  * -FI_EAGAIN while the peer has returned none; callers unwind as for a
  * rail that pushes back.
@@ -918,6 +982,8 @@ ssize_t mrail_tx_buf_send(struct mrail_ep *ep, struct mrail_rail_buf *buf,
 	ret = fi_send(ep->rail_eps[rail], buf->data, len, ep->rail_desc[rail],
 		      peer->rail_fi_addr[rail], &buf->rc.ctx);
 	mrail_policy_tx_posted(ep, rail, buf->data, len, ret);
+	if (ret == -FI_EAGAIN)
+		ret = tx_send_elsewhere(ep, &buf, len, peer);
 	mrail_liveness_sent(ep, dest, ret);
 	if (ret) {
 		mrail_tx_buf_put(ep, buf);
@@ -1006,6 +1072,8 @@ ssize_t mrail_send_common(struct mrail_ep *ep, const struct iovec *iov, size_t c
 		return -FI_EOPBADSTATE;
 
 	pthread_mutex_lock(&ep->domain->lock);
+	/* Every entry of the peer sends in its one sequence stream. */
+	dest = mrail_av_canon(ep->av, dest);
 	peer = mrail_av_get_peer(ep->av, dest);
 	if (!peer || mrail_ep_reserve_peer(ep, dest)) {
 		ret = -FI_EINVAL;

@@ -289,11 +289,22 @@ static ssize_t rma_check_args(struct mrail_ep *ep, const struct iovec *iov,
 	return 0;
 }
 
-/* Under the lock: a known peer, and FI_FENCE's earlier operations done. */
-static ssize_t rma_check_post(struct mrail_ep *ep, fi_addr_t dest, uint64_t flags)
+/*
+ * Under the lock: a known peer, and FI_FENCE's earlier operations done.
+ * *dest becomes the peer's canonical entry (mrail_av_canon): the target's
+ * answers (ACK, READ_RESP) come from that entry whichever of the peer's
+ * entries the application named, and the wait is found by it.
+ */
+static ssize_t rma_check_post(struct mrail_ep *ep, fi_addr_t *dest, uint64_t flags)
 {
-	if (!mrail_av_get_peer(ep->av, dest))
+	fi_addr_t canon = mrail_av_canon(ep->av, *dest);
+
+	if (canon == FI_ADDR_NOTAVAIL || !mrail_av_get_peer(ep->av, canon)) {
+		MRAIL_WARN(FI_LOG_EP_DATA, "RMA to fi_addr %" PRIu64 ", which is "
+			   "not in the AV\n", (uint64_t) *dest);
 		return -FI_EINVAL;
+	}
+	*dest = canon;
 	if ((flags & FI_FENCE) && mrail_rdv_own_ops_pending(ep)) {
 		mrail_ep_progress(ep);
 		return -FI_EAGAIN;
@@ -383,7 +394,7 @@ static ssize_t rma_write(struct mrail_ep *ep, const struct iovec *iov,
 	user.len = len;
 
 	pthread_mutex_lock(&ep->domain->lock);
-	ret = rma_check_post(ep, dest, flags);
+	ret = rma_check_post(ep, &dest, flags);
 	if (ret)
 		goto out;
 	if (len <= MRAIL_RMA_INLINE_MAX)
@@ -428,7 +439,7 @@ static ssize_t rma_read(struct mrail_ep *ep, const struct iovec *iov,
 	rma.len = len;
 
 	pthread_mutex_lock(&ep->domain->lock);
-	ret = rma_check_post(ep, src, flags);
+	ret = rma_check_post(ep, &src, flags);
 	if (ret)
 		goto out;
 	buf = mrail_tx_buf_get(ep);

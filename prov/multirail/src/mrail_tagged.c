@@ -18,8 +18,9 @@ static void tagged_peek(struct mrail_ep *ep, const struct fi_msg_tagged *msg,
 			uint64_t flags)
 {
 	struct mrail_match_item probe = {
+		/* Messages carry their peer's canonical entry. */
 		.src = (ep->caps & FI_DIRECTED_RECV) && msg->addr != FI_ADDR_UNSPEC ?
-		       msg->addr : MRAIL_MATCH_ANY_SRC,
+		       mrail_av_canon(ep->av, msg->addr) : MRAIL_MATCH_ANY_SRC,
 		.tag = msg->tag,
 		.ignore = msg->ignore,
 	};
@@ -44,7 +45,7 @@ static void tagged_peek(struct mrail_ep *ep, const struct fi_msg_tagged *msg,
 	rx = container_of(found, struct mrail_rx_msg, item);
 	entry.len = rx->len;
 	entry.tag = found->tag;
-	entry.src = found->src;
+	entry.src = mrail_av_shown(ep->av, found->src);
 	if (rx->has_data) {
 		entry.flags |= FI_REMOTE_CQ_DATA;
 		entry.data = rx->data;
