@@ -561,6 +561,23 @@ int mrail_no_bind(struct fid *fid, struct fid *bfid, uint64_t flags);
 int mrail_no_control(struct fid *fid, int command, void *arg);
 int mrail_no_ops_open(struct fid *fid, const char *name, uint64_t flags,
 		      void **ops, void *context);
+int mrail_no_tostr(const struct fid *fid, char *buf, size_t len);
+int mrail_no_ops_set(struct fid *fid, const char *name, uint64_t flags,
+		     void *ops, void *context);
+int mrail_no_tx_ctx(struct fid_ep *sep, int index, struct fi_tx_attr *attr,
+		    struct fid_ep **tx_ep, void *context);
+int mrail_no_rx_ctx(struct fid_ep *sep, int index, struct fi_rx_attr *attr,
+		    struct fid_ep **rx_ep, void *context);
+ssize_t mrail_no_size_left(struct fid_ep *ep);
+int mrail_no_setname(fid_t fid, void *addr, size_t addrlen);
+int mrail_no_getpeer(struct fid_ep *ep, void *addr, size_t *addrlen);
+int mrail_no_connect(struct fid_ep *ep, const void *addr, const void *param,
+		     size_t paramlen);
+int mrail_no_listen(struct fid_pep *pep);
+int mrail_no_accept(struct fid_ep *ep, const void *param, size_t paramlen);
+int mrail_no_reject(struct fid_pep *pep, fid_t handle, const void *param,
+		    size_t paramlen);
+int mrail_no_shutdown(struct fid_ep *ep, uint64_t flags);
 
 int mrail_fabric_open(struct fi_fabric_attr *attr, struct fid_fabric **fabric,
 		      void *context);

@@ -411,6 +411,8 @@ static struct fi_ops mrail_cntr_fi_ops = {
 	.bind = mrail_no_bind,
 	.control = mrail_cntr_control,
 	.ops_open = mrail_no_ops_open,
+	.tostr = mrail_no_tostr,
+	.ops_set = mrail_no_ops_set,
 };
 
 static struct fi_ops_cntr mrail_cntr_ops = {

@@ -680,6 +680,8 @@ static struct fi_ops mrail_ep_fi_ops = {
 	.bind = mrail_ep_bind,
 	.control = mrail_ep_control,
 	.ops_open = mrail_no_ops_open,
+	.tostr = mrail_no_tostr,
+	.ops_set = mrail_no_ops_set,
 };
 
 static struct fi_ops_ep mrail_ep_ops = {
@@ -687,11 +689,22 @@ static struct fi_ops_ep mrail_ep_ops = {
 	.cancel = mrail_ep_cancel,
 	.getopt = mrail_ep_getopt,
 	.setopt = mrail_ep_setopt,
+	.tx_ctx = mrail_no_tx_ctx,
+	.rx_ctx = mrail_no_rx_ctx,
+	.rx_size_left = mrail_no_size_left,
+	.tx_size_left = mrail_no_size_left,
 };
 
 static struct fi_ops_cm mrail_ep_cm_ops = {
 	.size = sizeof(struct fi_ops_cm),
+	.setname = mrail_no_setname,
 	.getname = mrail_ep_getname,
+	.getpeer = mrail_no_getpeer,
+	.connect = mrail_no_connect,
+	.listen = mrail_no_listen,
+	.accept = mrail_no_accept,
+	.reject = mrail_no_reject,
+	.shutdown = mrail_no_shutdown,
 	.join = mrail_coll_join,
 };
 

@@ -297,6 +297,10 @@ static int info_from_railset(const struct mrail_railset *set,
 	info->domain_attr->av_type = FI_AV_UNSPEC;
 	info->domain_attr->mr_mode = terms->mr_mode;
 	info->domain_attr->caps = terms->caps.domain_caps;
+	/* One IO vector per region (mrail_mr_regv), keys of 64 bits chosen
+	 * by the application. */
+	info->domain_attr->mr_iov_limit = 1;
+	info->domain_attr->mr_key_size = sizeof(uint64_t);
 	info->domain_attr->cq_data_size = sizeof(uint64_t);
 	info->tx_attr->caps = terms->caps.tx_caps;
 	info->rx_attr->caps = terms->caps.rx_caps;

@@ -342,4 +342,6 @@ static struct fi_ops mrail_mr_fi_ops = {
 	.bind = mrail_mr_bind,
 	.control = mrail_mr_control,
 	.ops_open = mrail_no_ops_open,
+	.tostr = mrail_no_tostr,
+	.ops_set = mrail_no_ops_set,
 };
