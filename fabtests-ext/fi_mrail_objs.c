@@ -547,6 +547,103 @@ static bool wait_readable(struct fid_cq *cq_rx, int fd)
 	return true;
 }
 
+/* fi_sendmsg or fi_tsendmsg (tag 7) of len bytes to ourselves with flags,
+ * retried like self_send. */
+static int self_sendmsg(struct self_ep *s, struct fid_cq *cq_rx, void *buf, size_t len,
+			void *ctx, uint64_t flags, bool tagged,
+			struct fi_cq_msg_entry *rx, bool *got_rx)
+{
+	struct iovec iov = { .iov_base = buf, .iov_len = len };
+	struct fi_msg msg = { .msg_iov = &iov, .iov_count = 1, .addr = s->self,
+			      .context = ctx };
+	struct fi_msg_tagged tmsg = { .msg_iov = &iov, .iov_count = 1,
+				      .addr = s->self, .tag = 7, .context = ctx };
+	ssize_t ret;
+
+	for (;;) {
+		ret = tagged ? fi_tsendmsg(s->ep, &tmsg, flags) :
+			       fi_sendmsg(s->ep, &msg, flags);
+		if (ret != -FI_EAGAIN)
+			return (int) ret;
+		if (!*got_rx && fi_cq_read(cq_rx, rx, 1) == 1)
+			*got_rx = true;
+	}
+}
+
+/*
+ * FI_INJECT on fi_sendmsg / fi_tsendmsg: the buffer is the application's
+ * again at return (it is overwritten at once and the receiver must still
+ * see the original bytes), and the send completes like any other
+ * (fi_msg(3)); fi_inject itself never completes. Completions are counted
+ * exactly: a later plain send's completion must be the next one.
+ */
+static void test_cq_inject(struct self_ep *s, struct fid_cq *cq_tx, struct fid_cq *cq_rx)
+{
+	static const char payload[] = "mrail objs: FI_INJECT, completed";
+	char sbuf[sizeof(payload)], rbuf[64];
+	struct fi_cq_msg_entry rx = { 0 }, tx = { 0 };
+	int ctx_rx, ctx_inj, ctx_after, t, extra;
+	bool got_rx;
+	ssize_t ret;
+
+	for (t = 0; t < 2; t++) {
+		const char *how = t ? "fi_tsendmsg(FI_INJECT)" : "fi_sendmsg(FI_INJECT)";
+
+		got_rx = false;
+		memset(rbuf, 0, sizeof(rbuf));
+		ret = t ? fi_trecv(s->ep, rbuf, sizeof(rbuf), NULL, FI_ADDR_UNSPEC, 7, 0,
+				   &ctx_rx) :
+			  fi_recv(s->ep, rbuf, sizeof(rbuf), NULL, FI_ADDR_UNSPEC, &ctx_rx);
+		check(ret == 0, "%s: post the receive: %zd", how, ret);
+		memcpy(sbuf, payload, sizeof(payload));
+		ret = self_sendmsg(s, cq_rx, sbuf, sizeof(sbuf), &ctx_inj, FI_INJECT,
+				   t == 1, &rx, &got_rx);
+		/* The buffer is ours again: what the receiver gets must not
+		 * depend on it any more. */
+		memset(sbuf, 0xb, sizeof(sbuf));
+		check(ret == 0, "%s: posted: %zd", how, ret);
+		if (!got_rx)
+			ret = fi_cq_sread(cq_rx, &rx, 1, NULL, -1);
+		check((got_rx || ret == 1) && rx.op_context == &ctx_rx &&
+		      rx.len == sizeof(payload) && !memcmp(rbuf, payload, sizeof(payload)),
+		      "%s: received byte for byte (sread %zd, len %zu)", how, ret, rx.len);
+		ret = fi_cq_sread(cq_tx, &tx, 1, NULL, 30000);
+		check(ret == 1 && tx.op_context == &ctx_inj &&
+		      (tx.flags & FI_SEND) == FI_SEND,
+		      "%s: one send completion with its context (sread %zd)", how, ret);
+	}
+
+	/* fi_inject: received, never completed. */
+	got_rx = false;
+	memset(rbuf, 0, sizeof(rbuf));
+	fi_recv(s->ep, rbuf, sizeof(rbuf), NULL, FI_ADDR_UNSPEC, &ctx_rx);
+	memcpy(sbuf, payload, sizeof(payload));
+	while ((ret = fi_inject(s->ep, sbuf, sizeof(sbuf), s->self)) == -FI_EAGAIN)
+		if (!got_rx && fi_cq_read(cq_rx, &rx, 1) == 1)
+			got_rx = true;
+	memset(sbuf, 0xb, sizeof(sbuf));
+	check(ret == 0, "fi_inject: posted: %zd", ret);
+	if (!got_rx)
+		ret = fi_cq_sread(cq_rx, &rx, 1, NULL, -1);
+	check((got_rx || ret == 1) && !memcmp(rbuf, payload, sizeof(payload)),
+	      "fi_inject: received byte for byte");
+	got_rx = false;
+	fi_recv(s->ep, rbuf, sizeof(rbuf), NULL, FI_ADDR_UNSPEC, &ctx_rx);
+	ret = self_send(s, cq_rx, payload, 8, &ctx_after, &rx, &got_rx);
+	check(ret == 0, "a plain send after fi_inject: %zd", ret);
+	if (!got_rx)
+		fi_cq_sread(cq_rx, &rx, 1, NULL, -1);
+	for (extra = 0;; extra++) {
+		ret = fi_cq_sread(cq_tx, &tx, 1, NULL, 30000);
+		if (ret != 1 || tx.op_context == &ctx_after)
+			break;
+	}
+	check(ret == 1 && extra == 0,
+	      "fi_inject completes nothing: the next send completion is the plain "
+	      "send's (%d before it, sread %zd)", extra, ret);
+	check(fi_cq_read(cq_tx, &tx, 1) == -FI_EAGAIN, "no further send completion");
+}
+
 /* Messages to ourselves: completions on the FD CQ (transmit) and on an
  * FI_WAIT_UNSPEC CQ (receive) that both progress the endpoint. */
 static void test_cq_completions(struct fid_fabric *fabric, struct fid_domain *domain,
@@ -618,6 +715,9 @@ static void test_cq_completions(struct fid_fabric *fabric, struct fid_domain *do
 	ret = fi_cq_sread(cq_tx, &tx, 1, NULL, -1);
 	check_what(ret == 1 && tx.op_context == &ctx_tx, "sread on the FD CQ", "returned %zd",
 	      ret);
+
+	step = "FI_INJECT sends";
+	test_cq_inject(&s, cq_tx, cq_rx);
 
 	step = "a truncated receive: sread -FI_EAVAIL";
 	got_rx = false;
