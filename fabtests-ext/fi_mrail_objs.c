@@ -24,6 +24,7 @@
  * (every check with -v) and exits 0 only if every check passed.
  */
 #include <getopt.h>
+#include <inttypes.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -1117,14 +1118,143 @@ static void test_mr_many(struct fid_domain *domain)
 	      "64 regions, overlapping, keys 0, 1, 2^63, UINT64_MAX - 1 and 60 more",
 	      "%zu registered, %zu with their key", ok, keys_ok);
 	if (!open_cntr(domain, FI_WAIT_NONE, &cntr)) {
-		check_what(mrs[4] && fi_mr_bind(mrs[4], &cntr->fid, FI_REMOTE_WRITE) ==
-					-FI_ENOSYS,
-		      "fi_mr_bind to a counter: -FI_ENOSYS (no RMA events)", NULL);
-		fi_close(&cntr->fid);
+		check_what(mrs[4] && fi_mr_bind(mrs[4], &cntr->fid, FI_REMOTE_WRITE) == 0,
+		      "fi_mr_bind to a counter", NULL);
+		check_what(fi_close(&cntr->fid) == -FI_EBUSY,
+		      "a counter a region counts on refuses to close", NULL);
 	}
 	for (i = 0, ok = 0; i < MR_MANY; i++)
 		ok += mrs[i] && fi_close(&mrs[i]->fid) == 0;
 	check_what(ok == MR_MANY, "close them all", "%zu closed", ok);
+	if (cntr)
+		check_what(fi_close(&cntr->fid) == 0, "then the counter closes", NULL);
+}
+
+/* RMA to ourselves and its completion (len bytes; 0 on success). */
+static int self_rma(struct self_ep *s, struct fid_cq *cq_tx, bool write, void *buf,
+		    size_t len, uint64_t key, void *ctx)
+{
+	struct fi_cq_msg_entry tx;
+	ssize_t ret;
+
+	do {
+		ret = write ? fi_write(s->ep, buf, len, NULL, s->self, 0, key, ctx) :
+			      fi_read(s->ep, buf, len, NULL, s->self, 0, key, ctx);
+		if (ret == -FI_EAGAIN)
+			fi_cq_read(cq_tx, &tx, 0);
+	} while (ret == -FI_EAGAIN);
+	if (ret)
+		return (int) ret;
+	ret = fi_cq_sread(cq_tx, &tx, 1, NULL, 30000);
+	return ret == 1 && tx.op_context == ctx ? 0 : (ret < 0 ? (int) ret : -FI_EIO);
+}
+
+/*
+ * fi_mr_bind to counters (FI_RMA_EVENT): a region counts the remote
+ * accesses of the kinds it was bound for, each once, whatever the path
+ * (inline or striped rendezvous), on an endpoint writing to and reading
+ * from its own regions. Counts are exact; data is checked byte for byte.
+ */
+#define MR_CNTR_BIG (256 * 1024)
+static uint8_t mr_cntr_win[2][MR_CNTR_BIG], mr_cntr_local[MR_CNTR_BIG];
+
+static void test_mr_cntr(struct fid_domain *domain, struct fi_info *info)
+{
+	struct fi_cq_attr attr = { .format = FI_CQ_FORMAT_MSG };
+	struct fid_cntr *cw = NULL, *crw = NULL, *other = NULL;
+	struct fid_mr *mw = NULL, *mrw = NULL;
+	struct fid_cq *cq_tx = NULL, *cq_rx = NULL;
+	struct self_ep s = { 0 };
+	size_t sizes[2] = { 100, MR_CNTR_BIG }, i;
+	int ctx, ret;
+
+	if ((ret = open_cntr(domain, FI_WAIT_UNSPEC, &cw)) ||
+	    (ret = open_cntr(domain, FI_WAIT_UNSPEC, &crw)) ||
+	    (ret = open_cntr(domain, FI_WAIT_UNSPEC, &other)) ||
+	    (ret = fi_mr_reg(domain, mr_cntr_win[0], MR_CNTR_BIG,
+			     FI_REMOTE_WRITE | FI_REMOTE_READ, 0, 0x7001, 0, &mw, NULL)) ||
+	    (ret = fi_mr_reg(domain, mr_cntr_win[1], MR_CNTR_BIG,
+			     FI_REMOTE_WRITE | FI_REMOTE_READ, 0, 0x7002, 0, &mrw, NULL)) ||
+	    (ret = fi_cq_open(domain, &attr, &cq_tx, NULL)) ||
+	    (ret = fi_cq_open(domain, &attr, &cq_rx, NULL))) {
+		check_what(false, "counters, regions and CQs for RMA events", "%s",
+			   fi_strerror(-ret));
+		goto out;
+	}
+	check_what(fi_mr_bind(mw, &cw->fid, FI_REMOTE_WRITE | FI_SEND) == -FI_EBADFLAGS,
+		   "fi_mr_bind with FI_SEND: -FI_EBADFLAGS", NULL);
+	check_what(fi_mr_bind(mw, &cw->fid, 0) == -FI_EINVAL,
+		   "fi_mr_bind without a kind of access: -FI_EINVAL", NULL);
+	check_what(fi_mr_bind(mw, &cq_tx->fid, FI_REMOTE_WRITE) == -FI_EINVAL,
+		   "fi_mr_bind to a CQ: -FI_EINVAL", NULL);
+	check_what(fi_mr_bind(mw, &cw->fid, FI_REMOTE_WRITE) == 0,
+		   "bind a write counter", NULL);
+	check_what(fi_mr_bind(mw, &other->fid, FI_REMOTE_READ) == -FI_EBUSY,
+		   "a second counter on one region: -FI_EBUSY", NULL);
+	check_what(fi_mr_bind(mrw, &crw->fid, FI_REMOTE_WRITE) == 0 &&
+		   fi_mr_bind(mrw, &crw->fid, FI_REMOTE_READ) == 0,
+		   "bind a counter for writes, then for reads too", NULL);
+
+	ret = self_ep_open(domain, info, cq_tx, cq_rx, &s);
+	check_what(ret == 0, "an endpoint that reaches its own regions", "%s",
+		   fi_strerror(-ret));
+	if (ret)
+		goto out;
+	for (i = 0; i < 2; i++) {
+		size_t len = sizes[i];
+		uint64_t seed = 0x70 + i;
+
+		check_pattern_fill(mr_cntr_local, len, seed);
+		ret = self_rma(&s, cq_tx, true, mr_cntr_local, len, 0x7001, &ctx);
+		check(ret == 0 && check_pattern_mismatch(mr_cntr_win[0], len, seed) == len,
+		      "write %zu bytes to the write-counted region: %d, byte for byte",
+		      len, ret);
+		ret = fi_cntr_wait(cw, i + 1, 10000);
+		check(ret == 0 && fi_cntr_read(cw) == i + 1 && fi_cntr_readerr(cw) == 0,
+		      "its counter: %zu (wait %d, read %" PRIu64 ")", i + 1, ret,
+		      fi_cntr_read(cw));
+		memset(mr_cntr_local, 0, len);
+		ret = self_rma(&s, cq_tx, false, mr_cntr_local, len, 0x7001, &ctx);
+		check(ret == 0 && check_pattern_mismatch(mr_cntr_local, len, seed) == len,
+		      "read %zu bytes back: %d, byte for byte", len, ret);
+		check(fi_cntr_read(cw) == i + 1,
+		      "a read does not count on a write counter (%" PRIu64 ")",
+		      fi_cntr_read(cw));
+
+		check_pattern_fill(mr_cntr_local, len, seed + 8);
+		ret = self_rma(&s, cq_tx, true, mr_cntr_local, len, 0x7002, &ctx);
+		check(ret == 0, "write %zu bytes to the region counted both ways: %d",
+		      len, ret);
+		ret = self_rma(&s, cq_tx, false, mr_cntr_local, len, 0x7002, &ctx);
+		check(ret == 0 && check_pattern_mismatch(mr_cntr_local, len, seed + 8) == len,
+		      "read them back: %d, byte for byte", ret);
+		ret = fi_cntr_wait(crw, 2 * (i + 1), 10000);
+		check(ret == 0 && fi_cntr_read(crw) == 2 * (i + 1),
+		      "its counter counts the write and the read: %zu (read %" PRIu64 ")",
+		      2 * (i + 1), fi_cntr_read(crw));
+	}
+	check(fi_cntr_read(other) == 0, "the refused counter counted nothing");
+	check_what(fi_close(&cw->fid) == -FI_EBUSY,
+		   "a counter a region counts on refuses to close", NULL);
+out:
+	if (s.ep)
+		check_what(fi_close(&s.ep->fid) == 0, "close the endpoint", NULL);
+	if (s.av)
+		fi_close(&s.av->fid);
+	if (mw)
+		check_what(fi_close(&mw->fid) == 0, "close the regions", NULL);
+	if (mrw)
+		fi_close(&mrw->fid);
+	if (cw)
+		check_what(fi_close(&cw->fid) == 0, "then their counters close", NULL);
+	if (crw)
+		fi_close(&crw->fid);
+	if (other)
+		fi_close(&other->fid);
+	if (cq_tx)
+		fi_close(&cq_tx->fid);
+	if (cq_rx)
+		fi_close(&cq_rx->fid);
 }
 
 /* A second domain whose registrations complete on an EQ (FI_REG_MR). */
@@ -1193,6 +1323,7 @@ static void test_mr(struct fid_fabric *fabric, struct fi_info *info,
 	test_mr_reg(domain);
 	test_mr_many(domain);
 	test_mr_async(fabric, info, domain);
+	test_mr_cntr(domain, info);
 }
 
 /* ---- every operation table: full, and unsupported calls refused ---- */

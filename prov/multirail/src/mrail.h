@@ -212,6 +212,7 @@ struct mrail_cq_entry {
 	size_t olen;
 	int err;		/* 0, or a positive FI_E* value */
 	int prov_errno;
+	uint64_t key;		/* remote accesses: the region's key */
 };
 
 struct mrail_ep;
@@ -807,6 +808,10 @@ struct mrail_cntr *mrail_cntr_from_fid(struct fid *fid);
 /* One operation completed successfully / in error: wakes waiters. */
 void mrail_cntr_inc(struct mrail_cntr *cntr);
 void mrail_cntr_inc_err(struct mrail_cntr *cntr);
+/* A memory region counts its remote accesses on the counter
+ * (fi_mr_bind): a counter held by regions refuses to close (-FI_EBUSY). */
+void mrail_cntr_hold(struct mrail_cntr *cntr);
+void mrail_cntr_release(struct mrail_cntr *cntr);
 /* fi_cntr_read and fi_cntr_wait progress the endpoints attached; a counter
  * with endpoints attached refuses to close (-FI_EBUSY). -FI_ENOSPC beyond
  * MRAIL_CNTR_MAX_EPS. Attaching twice is attaching once. */
@@ -908,6 +913,10 @@ struct mrail_mr {
 	struct fid_mr *rail_mrs[MRAIL_MAX_RAILS];
 	void *rail_desc[MRAIL_MAX_RAILS];
 	uint64_t rail_keys[MRAIL_MAX_RAILS];	/* fi_mr_key on each rail */
+	/* fi_mr_bind: the counter of remote accesses of the kinds in
+	 * cntr_flags (FI_REMOTE_WRITE, FI_REMOTE_READ), or NULL. */
+	struct mrail_cntr *cntr;
+	uint64_t cntr_flags;
 	UT_hash_handle hh;
 };
 
