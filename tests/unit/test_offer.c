@@ -200,6 +200,40 @@ Test(offer, mr_mode)
 	}
 }
 
+Test(offer, addr_format)
+{
+	static const uint32_t mrail = FI_PROV_SPECIFIC | 0x6d72;
+	static const struct {
+		uint32_t asked, rail0;
+		int ret;
+		uint32_t format;
+	} cases[] = {
+		{ FI_FORMAT_UNSPEC, FI_SOCKADDR_IN, 0, FI_PROV_SPECIFIC | 0x6d72 },
+		{ FI_PROV_SPECIFIC | 0x6d72, FI_ADDR_IB_UD, 0, FI_PROV_SPECIFIC | 0x6d72 },
+		{ FI_SOCKADDR, FI_SOCKADDR_IN, 0, FI_SOCKADDR_IN },
+		{ FI_SOCKADDR, FI_SOCKADDR_IN6, 0, FI_SOCKADDR_IN6 },
+		{ FI_SOCKADDR_IN, FI_SOCKADDR_IN, 0, FI_SOCKADDR_IN },
+		{ FI_SOCKADDR_IN6, FI_SOCKADDR_IN6, 0, FI_SOCKADDR_IN6 },
+		{ FI_SOCKADDR_IN6, FI_SOCKADDR_IN, -ENODATA, 0 },
+		{ FI_SOCKADDR_IN, FI_SOCKADDR_IN6, -ENODATA, 0 },
+		{ FI_SOCKADDR, FI_SOCKADDR_IB, -ENODATA, 0 },
+		{ FI_SOCKADDR_IB, FI_SOCKADDR_IB, -ENODATA, 0 },
+		{ FI_ADDR_STR, FI_SOCKADDR_IN, -ENODATA, 0 },
+		{ FI_ADDR_PSMX2, FI_SOCKADDR_IN, -ENODATA, 0 },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		uint32_t format = 12345;
+		int ret = mrail_offer_addr_format(cases[i].asked, cases[i].rail0, mrail,
+						  &format);
+
+		cr_assert_eq(ret, cases[i].ret, "case %zu: %d", i, ret);
+		cr_assert_eq(format, ret ? 12345 : cases[i].format, "case %zu: %u", i,
+			     format);
+	}
+}
+
 Test(offer, order_every_combination)
 {
 	uint64_t asked;

@@ -117,6 +117,22 @@ int mrail_offer_mr_mode(uint32_t api_version, int asked, int *mr_mode,
 	return 0;
 }
 
+int mrail_offer_addr_format(uint32_t asked, uint32_t rail0_format,
+			    uint32_t mrail_format, uint32_t *format)
+{
+	bool rail0_ip = rail0_format == FI_SOCKADDR_IN ||
+			rail0_format == FI_SOCKADDR_IN6;
+
+	if (asked == FI_FORMAT_UNSPEC || asked == mrail_format)
+		*format = mrail_format;
+	else if ((asked == FI_SOCKADDR && rail0_ip) ||
+		 (rail0_ip && asked == rail0_format))
+		*format = rail0_format;
+	else
+		return -ENODATA;
+	return 0;
+}
+
 bool mrail_offer_order_ok(uint64_t offered, uint64_t asked)
 {
 	return !(asked & ~offered);

@@ -85,6 +85,18 @@ int mrail_offer_mr_mode(uint32_t api_version, int asked, int *mr_mode,
 			char *err, size_t err_len);
 
 /*
+ * The address format of an offer for hints asking for asked, over rails
+ * whose first rail takes addresses of rail0_format. mrail's own format
+ * (mrail_format: every rail's address) answers FI_FORMAT_UNSPEC and
+ * itself. A socket address format the first rail uses (FI_SOCKADDR for
+ * either IP family) gives that rail's format: such an address names a
+ * peer by its first rail, and the rest is learnt from the peer. Anything
+ * else: -ENODATA.
+ */
+int mrail_offer_addr_format(uint32_t asked, uint32_t rail0_format,
+			    uint32_t mrail_format, uint32_t *format);
+
+/*
  * Whether an offer giving the ordering bits in offered (msg_order or
  * comp_order) serves hints asking for asked: every asked bit is offered.
  */

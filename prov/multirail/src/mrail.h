@@ -156,6 +156,9 @@ struct mrail_domain {
 	struct mrail_fabric *fabric;
 	struct fid_domain *rail_domains[MRAIL_MAX_RAILS];
 	struct mrail_addr local_addr;	/* what peers' addresses must match */
+	/* FI_ADDR_MRAIL, or the first rail's socket address format
+	 * (fi_getinfo offered it): addresses name a peer's first rail. */
+	uint32_t addr_format;
 	pthread_mutex_t lock;		/* FI_THREAD_SAFE: guards every object */
 	size_t refs;			/* AVs and other objects open on it */
 	/* FI_PROGRESS_AUTO: a thread (mrail_progress.c) drives the enabled
@@ -186,6 +189,8 @@ struct mrail_av_peer {
 struct mrail_av_key;
 
 /* AV: one core AV per rail; mrail's fi_addr_t indexes peers. */
+struct mrail_eq;
+
 struct mrail_av {
 	/* Peers by sender key (uthash), and a count of keys ever added:
 	 * endpoints keep messages from unknown keys until it changes. */
@@ -198,6 +203,8 @@ struct mrail_av {
 	struct mrail_av_peer *peers;
 	size_t peer_count;	/* slots used, including removed ones */
 	size_t peer_cap;
+	bool events;		/* FI_EVENT: inserts reported on eq */
+	struct mrail_eq *eq;
 };
 
 /* One user-level completion, successful or not, before it is formatted. */

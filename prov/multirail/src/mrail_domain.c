@@ -124,6 +124,17 @@ int mrail_domain_open(struct fid_fabric *fabric_fid, struct fi_info *info,
 	ret = mrail_railset_local_addr(&fabric->rails, &domain->local_addr);
 	if (ret)
 		goto err;
+	domain->addr_format = info->addr_format == FI_FORMAT_UNSPEC ?
+			      FI_ADDR_MRAIL : info->addr_format;
+	if (domain->addr_format != FI_ADDR_MRAIL &&
+	    domain->addr_format != domain->local_addr.rails[0].format) {
+		MRAIL_WARN(FI_LOG_DOMAIN, "fi_domain: address format %u is neither "
+			   "mrail's nor the first rail's (%u); use the fi_info "
+			   "fi_getinfo gave\n", info->addr_format,
+			   domain->local_addr.rails[0].format);
+		ret = -FI_EINVAL;
+		goto err;
+	}
 	for (i = 0; i < fabric->rails.count; i++) {
 		ret = fi_domain(fabric->rail_fabrics[i], fabric->rails.rails[i].info,
 				&domain->rail_domains[i], NULL);

@@ -539,9 +539,16 @@ static int mrail_ep_getname(fid_t fid, void *addr, size_t *addrlen)
 	ret = ep_local_addr(ep, &local);
 	if (ret)
 		return ret;
-	if (mrail_addr_encode(&local, encoded, sizeof(encoded)) < 0)
-		return -FI_EINVAL;
-	needed = mrail_addr_encoded_len(&local);
+	if (ep->domain->addr_format != FI_ADDR_MRAIL) {
+		/* A socket address format: the first rail's, which peers
+		 * insert and complete with a HELLO. */
+		needed = local.rails[0].len;
+		memcpy(encoded, local.rails[0].bytes, needed);
+	} else {
+		if (mrail_addr_encode(&local, encoded, sizeof(encoded)) < 0)
+			return -FI_EINVAL;
+		needed = mrail_addr_encoded_len(&local);
+	}
 	/* As fi_cm(3) says: truncate, and report the size needed. */
 	ret = *addrlen < needed ? -FI_ETOOSMALL : 0;
 	if (addr)

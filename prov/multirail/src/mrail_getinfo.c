@@ -53,6 +53,7 @@ static const struct mrail_offer_prov mrail_offer_prov = {
 struct offer_terms {
 	struct mrail_offer_caps caps;
 	int mr_mode;
+	uint32_t addr_format;
 };
 
 static int hints_negotiate(uint32_t version, const struct fi_info *hints,
@@ -140,9 +141,6 @@ static bool hints_exclude_mrail(const struct fi_info *hints)
 				    FI_TYPE_CAPS));
 		return true;
 	}
-	if (hints->addr_format != FI_FORMAT_UNSPEC &&
-	    hints->addr_format != FI_ADDR_MRAIL)
-		return true;
 	return false;
 }
 
@@ -196,6 +194,18 @@ static void info_limit_to_rails(const struct mrail_railset *set, struct fi_info 
 	}
 }
 
+/* A socket address format: the endpoint is named by its first rail. */
+static int info_set_addr_rail0(const struct mrail_rail_addr *rail, void **addr,
+			       size_t *addrlen)
+{
+	*addr = malloc(rail->len);
+	if (!*addr)
+		return -FI_ENOMEM;
+	memcpy(*addr, rail->bytes, rail->len);
+	*addrlen = rail->len;
+	return 0;
+}
+
 static int info_set_src_addr(const struct mrail_railset *set, struct fi_info *info)
 {
 	struct mrail_addr addr;
@@ -206,6 +216,9 @@ static int info_set_src_addr(const struct mrail_railset *set, struct fi_info *in
 	ret = mrail_railset_local_addr(set, &addr);
 	if (ret)
 		return ret;
+	if (info->addr_format != FI_ADDR_MRAIL)
+		return info_set_addr_rail0(&addr.rails[0], &info->src_addr,
+					   &info->src_addrlen);
 	/* 0: the rails' addresses break the rules every peer enforces. */
 	needed = mrail_addr_encoded_len(&addr);
 	if (!needed) {
@@ -249,6 +262,9 @@ static int info_set_dest_addr(const struct mrail_railset *set, uint32_t version,
 	ret = mrail_railset_peer_addr(set, version, node, service, &peer);
 	if (ret)
 		return ret;
+	if (info->addr_format != FI_ADDR_MRAIL)
+		return info_set_addr_rail0(&peer.rails[0], &info->dest_addr,
+					   &info->dest_addrlen);
 	needed = mrail_addr_encoded_len(&peer);
 	info->dest_addr = needed ? malloc(needed) : NULL;
 	if (!info->dest_addr)
@@ -272,7 +288,7 @@ static int info_from_railset(const struct mrail_railset *set,
 
 	info->caps = terms->caps.caps;
 	info->mode = 0;
-	info->addr_format = FI_ADDR_MRAIL;
+	info->addr_format = terms->addr_format;
 	info->ep_attr->type = FI_EP_RDM;
 	info->ep_attr->protocol = FI_PROTO_UNSPEC;
 	info->ep_attr->protocol_version = 1;
@@ -387,6 +403,16 @@ int mrail_getinfo(uint32_t version, const char *node, const char *service,
 	if (ret)
 		goto out;
 
+	if (mrail_offer_addr_format(hints ? hints->addr_format : FI_FORMAT_UNSPEC,
+				    set.rails[0].info->addr_format, FI_ADDR_MRAIL,
+				    &terms.addr_format)) {
+		MRAIL_INFO(FI_LOG_CORE, "hints ask for address format %u; mrail "
+			   "takes its own (FI_ADDR_MRAIL) or, when its first "
+			   "rail uses one, a socket address (FI_SOCKADDR*)\n",
+			   hints->addr_format);
+		ret = -FI_ENODATA;
+		goto out;
+	}
 	ret = info_from_railset(&set, hints, &terms, &offer);
 	if (ret)
 		goto out;
