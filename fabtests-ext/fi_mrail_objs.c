@@ -4,13 +4,14 @@
  * fi_getinfo's answers to hints, in one process (no
  * peer: messages for the CQ checks go to the process's own address).
  *
- *   fi_mrail_objs [-t counters|cq|eq|mr|trywait|ops|getinfo|all|exit] [-v]
+ *   fi_mrail_objs [-t counters|cq|eq|mr|trywait|ops|getinfo|sockaddr|all|exit] [-v]
  *
  * -t ops checks every operation table of every object (as large as the
  * headers know, no NULL entry) and calls the operations mrail refuses
  * (connection management, scalable contexts, fi_set_ops...), which must
  * return -FI_ENOSYS; -t getinfo checks that hints are honoured or refused
- * (caps, ordering, mr_mode).
+ * (caps, ordering, mr_mode); -t sockaddr uses an FI_SOCKADDR_IN offer
+ * with an FI_EVENT AV and sends to the endpoint's own socket address.
  *
  * -t exit (not part of all) opens an FI_PROGRESS_AUTO domain, sends a
  * message to itself through the progress thread, and exits with every
@@ -24,6 +25,7 @@
  * (every check with -v) and exits 0 only if every check passed.
  */
 #include <getopt.h>
+#include <netinet/in.h>
 #include <inttypes.h>
 #include <poll.h>
 #include <pthread.h>
@@ -1649,6 +1651,128 @@ static void test_getinfo(void)
 	fi_freeinfo(hints);
 }
 
+/* ---- socket address format and FI_EVENT AVs ---- */
+
+/*
+ * Hints asking for FI_SOCKADDR_IN get an offer in that format: the
+ * endpoint's name is its first rail's IPv4 address, which an FI_EVENT AV
+ * takes (reported on its EQ, a bad address as an error entry with its
+ * index) and a message to it reaches this endpoint, byte for byte, once
+ * the HELLO has completed the peer.
+ */
+static void test_sockaddr(struct fid_fabric *fabric)
+{
+	struct fi_eq_attr eq_attr = { .size = 16, .wait_obj = FI_WAIT_UNSPEC };
+	struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_MSG };
+	struct fi_av_attr av_attr = { .type = FI_AV_TABLE, .flags = FI_EVENT };
+	static const char payload[] = "mrail objs: to a socket address";
+	struct fi_info *hints = fi_allocinfo(), *info = NULL;
+	struct fid_domain *dom = NULL;
+	struct fid_eq *eq = NULL;
+	struct fid_cq *cq = NULL;
+	struct fid_av *av = NULL;
+	struct fid_ep *ep = NULL;
+	struct sockaddr_in addrs[2], back;
+	struct fi_eq_entry entry = { 0 };
+	struct fi_eq_err_entry err = { 0 };
+	struct fi_cq_msg_entry comp;
+	fi_addr_t fa[2] = { FI_ADDR_NOTAVAIL, FI_ADDR_NOTAVAIL };
+	char text[64], rbuf[64] = "";
+	size_t len = sizeof(addrs[0]), tlen = sizeof(text);
+	uint32_t event = 0;
+	int ctx, rctx, sctx, ret, got;
+	ssize_t n;
+
+	hints->addr_format = FI_SOCKADDR_IN;
+	hints->caps = FI_MSG;
+	hints->fabric_attr->prov_name = strdup(FI_MRAIL_PROV_NAME);
+	ret = fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, &info);
+	check(ret == 0 && info->addr_format == FI_SOCKADDR_IN &&
+	      info->src_addrlen == sizeof(struct sockaddr_in),
+	      "getinfo FI_SOCKADDR_IN: %d, format %u, src_addrlen %zu", ret,
+	      ret ? 0 : info->addr_format, ret ? 0 : info->src_addrlen);
+	hints->addr_format = FI_SOCKADDR_IB;
+	check(fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, &(struct fi_info *){ 0 }) ==
+	      -FI_ENODATA, "getinfo FI_SOCKADDR_IB: -FI_ENODATA");
+	fi_freeinfo(hints);
+	if (ret)
+		return;
+	if ((ret = fi_domain(fabric, info, &dom, NULL)) ||
+	    (ret = fi_eq_open(fabric, &eq_attr, &eq, NULL)) ||
+	    (ret = fi_cq_open(dom, &cq_attr, &cq, NULL)) ||
+	    (ret = fi_av_open(dom, &av_attr, &av, NULL)) ||
+	    (ret = fi_endpoint(dom, info, &ep, NULL))) {
+		check(false, "objects in FI_SOCKADDR_IN format: %d", ret);
+		goto out;
+	}
+	ret = fi_av_insert(av, addrs, 1, fa, 0, &ctx);
+	check(ret == -FI_ENOEQ, "FI_EVENT AV without an EQ: %d (want -FI_ENOEQ)", ret);
+	if ((ret = fi_av_bind(av, &eq->fid, 0)) ||
+	    (ret = fi_ep_bind(ep, &av->fid, 0)) ||
+	    (ret = fi_ep_bind(ep, &cq->fid, FI_TRANSMIT | FI_RECV)) ||
+	    (ret = fi_enable(ep))) {
+		check(false, "bind and enable: %d", ret);
+		goto out;
+	}
+	ret = fi_getname(&ep->fid, &addrs[0], &len);
+	check(ret == 0 && len == sizeof(addrs[0]) && addrs[0].sin_family == AF_INET &&
+	      addrs[0].sin_port != 0,
+	      "fi_getname: an IPv4 socket address (%d, %zu bytes)", ret, len);
+	memset(&addrs[1], 0, sizeof(addrs[1]));
+	ret = fi_av_insert(av, addrs, 2, fa, 0, &ctx);
+	check(ret == 0, "FI_EVENT insert of a good and a bad address: %d", ret);
+	n = fi_eq_read(eq, &event, &entry, sizeof(entry), 0);
+	check(n == -FI_EAVAIL, "the bad address first: an error entry (%zd)", n);
+	n = fi_eq_readerr(eq, &err, 0);
+	check(n == sizeof(err) && err.fid == &av->fid && err.context == &ctx &&
+	      err.data == 1 && err.err == FI_EINVAL,
+	      "error entry: the AV, the context, index 1, FI_EINVAL (%zd, data %" PRIu64
+	      ", err %d)", n, err.data, err.err);
+	n = fi_eq_read(eq, &event, &entry, sizeof(entry), 0);
+	check(n == sizeof(entry) && event == FI_AV_COMPLETE && entry.fid == &av->fid &&
+	      entry.context == &ctx && entry.data == 1,
+	      "FI_AV_COMPLETE: 1 inserted (%zd, event %u, data %" PRIu64 ")", n, event,
+	      entry.data);
+	check(fi_eq_read(eq, &event, &entry, sizeof(entry), 0) == -FI_EAGAIN,
+	      "nothing more on the EQ");
+	check(fa[0] != FI_ADDR_NOTAVAIL && fa[1] == FI_ADDR_NOTAVAIL,
+	      "fi_addr: the good one set, the bad one FI_ADDR_NOTAVAIL");
+	len = sizeof(back);
+	ret = fi_av_lookup(av, fa[0], &back, &len);
+	check(ret == 0 && len == sizeof(back) && !memcmp(&back, &addrs[0], sizeof(back)),
+	      "fi_av_lookup gives the socket address back (%d, %zu bytes)", ret, len);
+	fi_av_straddr(av, &addrs[0], text, &tlen);
+	check(!strncmp(text, "fi_sockaddr_in://", 17), "fi_av_straddr: %s", text);
+
+	/* A message to ourselves through the socket address. */
+	ret = fi_recv(ep, rbuf, sizeof(rbuf), NULL, FI_ADDR_UNSPEC, &rctx);
+	check(ret == 0, "post a receive: %d", ret);
+	got = 0;
+	while ((n = fi_send(ep, payload, sizeof(payload), NULL, fa[0], &sctx)) == -FI_EAGAIN)
+		fi_cq_read(cq, &comp, 0);
+	check(n == 0, "send to our socket address: %zd", n);
+	while (got < 2) {
+		n = fi_cq_sread(cq, &comp, 1, NULL, 30000);
+		if (n != 1)
+			break;
+		got += comp.op_context == &rctx || comp.op_context == &sctx;
+	}
+	check(got == 2 && !memcmp(rbuf, payload, sizeof(payload)),
+	      "send and receive complete, data byte for byte (%d completions)", got);
+out:
+	if (ep)
+		check(fi_close(&ep->fid) == 0, "close the endpoint");
+	if (av)
+		check(fi_close(&av->fid) == 0, "close the FI_EVENT AV");
+	if (cq)
+		fi_close(&cq->fid);
+	if (eq)
+		check(fi_close(&eq->fid) == 0, "then its EQ");
+	if (dom)
+		fi_close(&dom->fid);
+	fi_freeinfo(info);
+}
+
 /* ---- fi_trywait over several objects ---- */
 
 static void test_trywait(struct fid_fabric *fabric, struct fid_domain *domain)
@@ -1785,14 +1909,15 @@ int main(int argc, char **argv)
 			break;
 		default:
 			fprintf(stderr,
-				"usage: %s [-t counters|cq|eq|mr|trywait|ops|getinfo|all|exit] [-v]\n",
+				"usage: %s [-t counters|cq|eq|mr|trywait|ops|getinfo|sockaddr|all|exit] [-v]\n",
 				argv[0]);
 			return opt == 'h' ? 0 : 2;
 		}
 	}
 	if (strcmp(which, "all") && strcmp(which, "counters") && strcmp(which, "cq") &&
 	    strcmp(which, "eq") && strcmp(which, "mr") && strcmp(which, "trywait") &&
-	    strcmp(which, "ops") && strcmp(which, "getinfo") && strcmp(which, "exit")) {
+	    strcmp(which, "ops") && strcmp(which, "getinfo") &&
+	    strcmp(which, "sockaddr") && strcmp(which, "exit")) {
 		fprintf(stderr, "fi_mrail_objs: unknown test set \"%s\"\n", which);
 		return 2;
 	}
@@ -1842,6 +1967,10 @@ int main(int argc, char **argv)
 	if (!strcmp(which, "all") || !strcmp(which, "getinfo")) {
 		step = "getinfo";
 		test_getinfo();
+	}
+	if (!strcmp(which, "all") || !strcmp(which, "sockaddr")) {
+		step = "sockaddr";
+		test_sockaddr(fabric);
 	}
 	if (!strcmp(which, "exit")) {
 		step = "exit with objects open";

@@ -1,7 +1,8 @@
 #!/bin/bash
 # Counters, CQ wait objects, event queues, memory registration,
 # fi_trywait, every operation table (full, unsupported calls -FI_ENOSYS)
-# and fi_getinfo's answers to hints over two rails: fi_mrail_objs checks
+# fi_getinfo's answers to hints and the socket address format with an
+# FI_EVENT AV over two rails: fi_mrail_objs checks
 # each set of calls with exact values (counts, event bytes, keys, return
 # codes, fd readability, waits woken from another thread). It needs no peer, so it runs in a
 # private network namespace of its own, with two ports (a veth pair) made
@@ -49,7 +50,7 @@ objs() {
 # suite NAME RAILS: every set of checks, one PASS or FAIL line each.
 suite() {
 	local name=$1 rails=$2 set
-	for set in counters cq eq mr trywait ops getinfo; do
+	for set in counters cq eq mr trywait ops getinfo sockaddr; do
 		objs "$rails" $set
 		if [ $rc -eq 0 ] && grep -qE '^fi_mrail_objs: ([0-9]+) of \1 checks passed' "$out"; then
 			pass "$name: $set: $(tail -n 1 "$out" | sed 's/fi_mrail_objs: //')"

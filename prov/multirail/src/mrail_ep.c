@@ -526,9 +526,8 @@ static int ep_local_addr(struct mrail_ep *ep, struct mrail_addr *local)
 	return 0;
 }
 
-static int mrail_ep_getname(fid_t fid, void *addr, size_t *addrlen)
+static int ep_name(struct mrail_ep *ep, void *addr, size_t *addrlen, bool full)
 {
-	struct mrail_ep *ep = container_of(fid, struct mrail_ep, ep_fid.fid);
 	uint8_t encoded[MRAIL_ADDR_MAX_LEN];
 	struct mrail_addr local;
 	size_t needed;
@@ -539,7 +538,7 @@ static int mrail_ep_getname(fid_t fid, void *addr, size_t *addrlen)
 	ret = ep_local_addr(ep, &local);
 	if (ret)
 		return ret;
-	if (ep->domain->addr_format != FI_ADDR_MRAIL) {
+	if (!full && ep->domain->addr_format != FI_ADDR_MRAIL) {
 		/* A socket address format: the first rail's, which peers
 		 * insert and complete with a HELLO. */
 		needed = local.rails[0].len;
@@ -555,6 +554,18 @@ static int mrail_ep_getname(fid_t fid, void *addr, size_t *addrlen)
 		memcpy(addr, encoded, ret ? *addrlen : needed);
 	*addrlen = needed;
 	return ret;
+}
+
+int mrail_ep_full_name(struct mrail_ep *ep, void *addr, size_t *addrlen)
+{
+	return ep_name(ep, addr, addrlen, true);
+}
+
+static int mrail_ep_getname(fid_t fid, void *addr, size_t *addrlen)
+{
+	struct mrail_ep *ep = container_of(fid, struct mrail_ep, ep_fid.fid);
+
+	return ep_name(ep, addr, addrlen, false);
 }
 
 static void ep_free(struct mrail_ep *ep)

@@ -318,7 +318,7 @@ static int hello_send(struct mrail_ep *ep, const struct mrail_hello *hello)
 	if (!buf)
 		return -FI_EAGAIN;
 	/* Our name is the rails' bound addresses, known once enabled. */
-	ret = fi_getname(&ep->ep_fid.fid, buf->data + MRAIL_WIRE_HDR_LEN, &len);
+	ret = mrail_ep_full_name(ep, buf->data + MRAIL_WIRE_HDR_LEN, &len);
 	if (ret) {
 		mrail_tx_buf_put(ep, buf);
 		return ret;
