@@ -1,9 +1,17 @@
 /*
  * fi_mrail_objs: functional test of mrail's counters, CQ wait objects,
- * event queues, memory registration, fi_trywait and poll sets, in one process (no
+ * event queues, memory registration, fi_trywait, poll sets, operation
+ * tables and fi_getinfo's answers to hints, in one process (no
  * peer: messages for the CQ checks go to the process's own address).
  *
- *   fi_mrail_objs [-t counters|cq|eq|mr|trywait|poll|all|exit] [-v]
+ *   fi_mrail_objs [-t counters|cq|eq|mr|trywait|poll|ops|getinfo|sockaddr|all|exit] [-v]
+ *
+ * -t ops checks every operation table of every object (as large as the
+ * headers know, no NULL entry) and calls the operations mrail refuses
+ * (connection management, scalable contexts, fi_set_ops...), which must
+ * return -FI_ENOSYS; -t getinfo checks that hints are honoured or refused
+ * (caps, ordering, mr_mode); -t sockaddr uses an FI_SOCKADDR_IN offer
+ * with an FI_EVENT AV and sends to the endpoint's own socket address.
  *
  * -t exit (not part of all) opens an FI_PROGRESS_AUTO domain, sends a
  * message to itself through the progress thread, and exits with every
@@ -17,6 +25,8 @@
  * (every check with -v) and exits 0 only if every check passed.
  */
 #include <getopt.h>
+#include <netinet/in.h>
+#include <inttypes.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -31,11 +41,15 @@
 #include "common/mrail_check.h"
 
 #include <rdma/fabric.h>
+#include <rdma/fi_atomic.h>
 #include <rdma/fi_cm.h>
+#include <rdma/fi_collective.h>
 #include <rdma/fi_domain.h>
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_eq.h>
 #include <rdma/fi_errno.h>
+#include <rdma/fi_rma.h>
+#include <rdma/fi_tagged.h>
 #include <rdma/fi_ext_mrail.h>
 
 /* Seconds a section may take before the watchdog calls it hung. */
@@ -536,6 +550,103 @@ static bool wait_readable(struct fid_cq *cq_rx, int fd)
 	return true;
 }
 
+/* fi_sendmsg or fi_tsendmsg (tag 7) of len bytes to ourselves with flags,
+ * retried like self_send. */
+static int self_sendmsg(struct self_ep *s, struct fid_cq *cq_rx, void *buf, size_t len,
+			void *ctx, uint64_t flags, bool tagged,
+			struct fi_cq_msg_entry *rx, bool *got_rx)
+{
+	struct iovec iov = { .iov_base = buf, .iov_len = len };
+	struct fi_msg msg = { .msg_iov = &iov, .iov_count = 1, .addr = s->self,
+			      .context = ctx };
+	struct fi_msg_tagged tmsg = { .msg_iov = &iov, .iov_count = 1,
+				      .addr = s->self, .tag = 7, .context = ctx };
+	ssize_t ret;
+
+	for (;;) {
+		ret = tagged ? fi_tsendmsg(s->ep, &tmsg, flags) :
+			       fi_sendmsg(s->ep, &msg, flags);
+		if (ret != -FI_EAGAIN)
+			return (int) ret;
+		if (!*got_rx && fi_cq_read(cq_rx, rx, 1) == 1)
+			*got_rx = true;
+	}
+}
+
+/*
+ * FI_INJECT on fi_sendmsg / fi_tsendmsg: the buffer is the application's
+ * again at return (it is overwritten at once and the receiver must still
+ * see the original bytes), and the send completes like any other
+ * (fi_msg(3)); fi_inject itself never completes. Completions are counted
+ * exactly: a later plain send's completion must be the next one.
+ */
+static void test_cq_inject(struct self_ep *s, struct fid_cq *cq_tx, struct fid_cq *cq_rx)
+{
+	static const char payload[] = "mrail objs: FI_INJECT, completed";
+	char sbuf[sizeof(payload)], rbuf[64];
+	struct fi_cq_msg_entry rx = { 0 }, tx = { 0 };
+	int ctx_rx, ctx_inj, ctx_after, t, extra;
+	bool got_rx;
+	ssize_t ret;
+
+	for (t = 0; t < 2; t++) {
+		const char *how = t ? "fi_tsendmsg(FI_INJECT)" : "fi_sendmsg(FI_INJECT)";
+
+		got_rx = false;
+		memset(rbuf, 0, sizeof(rbuf));
+		ret = t ? fi_trecv(s->ep, rbuf, sizeof(rbuf), NULL, FI_ADDR_UNSPEC, 7, 0,
+				   &ctx_rx) :
+			  fi_recv(s->ep, rbuf, sizeof(rbuf), NULL, FI_ADDR_UNSPEC, &ctx_rx);
+		check(ret == 0, "%s: post the receive: %zd", how, ret);
+		memcpy(sbuf, payload, sizeof(payload));
+		ret = self_sendmsg(s, cq_rx, sbuf, sizeof(sbuf), &ctx_inj, FI_INJECT,
+				   t == 1, &rx, &got_rx);
+		/* The buffer is ours again: what the receiver gets must not
+		 * depend on it any more. */
+		memset(sbuf, 0xb, sizeof(sbuf));
+		check(ret == 0, "%s: posted: %zd", how, ret);
+		if (!got_rx)
+			ret = fi_cq_sread(cq_rx, &rx, 1, NULL, -1);
+		check((got_rx || ret == 1) && rx.op_context == &ctx_rx &&
+		      rx.len == sizeof(payload) && !memcmp(rbuf, payload, sizeof(payload)),
+		      "%s: received byte for byte (sread %zd, len %zu)", how, ret, rx.len);
+		ret = fi_cq_sread(cq_tx, &tx, 1, NULL, 30000);
+		check(ret == 1 && tx.op_context == &ctx_inj &&
+		      (tx.flags & FI_SEND) == FI_SEND,
+		      "%s: one send completion with its context (sread %zd)", how, ret);
+	}
+
+	/* fi_inject: received, never completed. */
+	got_rx = false;
+	memset(rbuf, 0, sizeof(rbuf));
+	fi_recv(s->ep, rbuf, sizeof(rbuf), NULL, FI_ADDR_UNSPEC, &ctx_rx);
+	memcpy(sbuf, payload, sizeof(payload));
+	while ((ret = fi_inject(s->ep, sbuf, sizeof(sbuf), s->self)) == -FI_EAGAIN)
+		if (!got_rx && fi_cq_read(cq_rx, &rx, 1) == 1)
+			got_rx = true;
+	memset(sbuf, 0xb, sizeof(sbuf));
+	check(ret == 0, "fi_inject: posted: %zd", ret);
+	if (!got_rx)
+		ret = fi_cq_sread(cq_rx, &rx, 1, NULL, -1);
+	check((got_rx || ret == 1) && !memcmp(rbuf, payload, sizeof(payload)),
+	      "fi_inject: received byte for byte");
+	got_rx = false;
+	fi_recv(s->ep, rbuf, sizeof(rbuf), NULL, FI_ADDR_UNSPEC, &ctx_rx);
+	ret = self_send(s, cq_rx, payload, 8, &ctx_after, &rx, &got_rx);
+	check(ret == 0, "a plain send after fi_inject: %zd", ret);
+	if (!got_rx)
+		fi_cq_sread(cq_rx, &rx, 1, NULL, -1);
+	for (extra = 0;; extra++) {
+		ret = fi_cq_sread(cq_tx, &tx, 1, NULL, 30000);
+		if (ret != 1 || tx.op_context == &ctx_after)
+			break;
+	}
+	check(ret == 1 && extra == 0,
+	      "fi_inject completes nothing: the next send completion is the plain "
+	      "send's (%d before it, sread %zd)", extra, ret);
+	check(fi_cq_read(cq_tx, &tx, 1) == -FI_EAGAIN, "no further send completion");
+}
+
 /* Messages to ourselves: completions on the FD CQ (transmit) and on an
  * FI_WAIT_UNSPEC CQ (receive) that both progress the endpoint. */
 static void test_cq_completions(struct fid_fabric *fabric, struct fid_domain *domain,
@@ -607,6 +718,9 @@ static void test_cq_completions(struct fid_fabric *fabric, struct fid_domain *do
 	ret = fi_cq_sread(cq_tx, &tx, 1, NULL, -1);
 	check_what(ret == 1 && tx.op_context == &ctx_tx, "sread on the FD CQ", "returned %zd",
 	      ret);
+
+	step = "FI_INJECT sends";
+	test_cq_inject(&s, cq_tx, cq_rx);
 
 	step = "a truncated receive: sread -FI_EAVAIL";
 	got_rx = false;
@@ -1006,14 +1120,143 @@ static void test_mr_many(struct fid_domain *domain)
 	      "64 regions, overlapping, keys 0, 1, 2^63, UINT64_MAX - 1 and 60 more",
 	      "%zu registered, %zu with their key", ok, keys_ok);
 	if (!open_cntr(domain, FI_WAIT_NONE, &cntr)) {
-		check_what(mrs[4] && fi_mr_bind(mrs[4], &cntr->fid, FI_REMOTE_WRITE) ==
-					-FI_ENOSYS,
-		      "fi_mr_bind to a counter: -FI_ENOSYS (no RMA events)", NULL);
-		fi_close(&cntr->fid);
+		check_what(mrs[4] && fi_mr_bind(mrs[4], &cntr->fid, FI_REMOTE_WRITE) == 0,
+		      "fi_mr_bind to a counter", NULL);
+		check_what(fi_close(&cntr->fid) == -FI_EBUSY,
+		      "a counter a region counts on refuses to close", NULL);
 	}
 	for (i = 0, ok = 0; i < MR_MANY; i++)
 		ok += mrs[i] && fi_close(&mrs[i]->fid) == 0;
 	check_what(ok == MR_MANY, "close them all", "%zu closed", ok);
+	if (cntr)
+		check_what(fi_close(&cntr->fid) == 0, "then the counter closes", NULL);
+}
+
+/* RMA to ourselves and its completion (len bytes; 0 on success). */
+static int self_rma(struct self_ep *s, struct fid_cq *cq_tx, bool write, void *buf,
+		    size_t len, uint64_t key, void *ctx)
+{
+	struct fi_cq_msg_entry tx;
+	ssize_t ret;
+
+	do {
+		ret = write ? fi_write(s->ep, buf, len, NULL, s->self, 0, key, ctx) :
+			      fi_read(s->ep, buf, len, NULL, s->self, 0, key, ctx);
+		if (ret == -FI_EAGAIN)
+			fi_cq_read(cq_tx, &tx, 0);
+	} while (ret == -FI_EAGAIN);
+	if (ret)
+		return (int) ret;
+	ret = fi_cq_sread(cq_tx, &tx, 1, NULL, 30000);
+	return ret == 1 && tx.op_context == ctx ? 0 : (ret < 0 ? (int) ret : -FI_EIO);
+}
+
+/*
+ * fi_mr_bind to counters (FI_RMA_EVENT): a region counts the remote
+ * accesses of the kinds it was bound for, each once, whatever the path
+ * (inline or striped rendezvous), on an endpoint writing to and reading
+ * from its own regions. Counts are exact; data is checked byte for byte.
+ */
+#define MR_CNTR_BIG (256 * 1024)
+static uint8_t mr_cntr_win[2][MR_CNTR_BIG], mr_cntr_local[MR_CNTR_BIG];
+
+static void test_mr_cntr(struct fid_domain *domain, struct fi_info *info)
+{
+	struct fi_cq_attr attr = { .format = FI_CQ_FORMAT_MSG };
+	struct fid_cntr *cw = NULL, *crw = NULL, *other = NULL;
+	struct fid_mr *mw = NULL, *mrw = NULL;
+	struct fid_cq *cq_tx = NULL, *cq_rx = NULL;
+	struct self_ep s = { 0 };
+	size_t sizes[2] = { 100, MR_CNTR_BIG }, i;
+	int ctx, ret;
+
+	if ((ret = open_cntr(domain, FI_WAIT_UNSPEC, &cw)) ||
+	    (ret = open_cntr(domain, FI_WAIT_UNSPEC, &crw)) ||
+	    (ret = open_cntr(domain, FI_WAIT_UNSPEC, &other)) ||
+	    (ret = fi_mr_reg(domain, mr_cntr_win[0], MR_CNTR_BIG,
+			     FI_REMOTE_WRITE | FI_REMOTE_READ, 0, 0x7001, 0, &mw, NULL)) ||
+	    (ret = fi_mr_reg(domain, mr_cntr_win[1], MR_CNTR_BIG,
+			     FI_REMOTE_WRITE | FI_REMOTE_READ, 0, 0x7002, 0, &mrw, NULL)) ||
+	    (ret = fi_cq_open(domain, &attr, &cq_tx, NULL)) ||
+	    (ret = fi_cq_open(domain, &attr, &cq_rx, NULL))) {
+		check_what(false, "counters, regions and CQs for RMA events", "%s",
+			   fi_strerror(-ret));
+		goto out;
+	}
+	check_what(fi_mr_bind(mw, &cw->fid, FI_REMOTE_WRITE | FI_SEND) == -FI_EBADFLAGS,
+		   "fi_mr_bind with FI_SEND: -FI_EBADFLAGS", NULL);
+	check_what(fi_mr_bind(mw, &cw->fid, 0) == -FI_EINVAL,
+		   "fi_mr_bind without a kind of access: -FI_EINVAL", NULL);
+	check_what(fi_mr_bind(mw, &cq_tx->fid, FI_REMOTE_WRITE) == -FI_EINVAL,
+		   "fi_mr_bind to a CQ: -FI_EINVAL", NULL);
+	check_what(fi_mr_bind(mw, &cw->fid, FI_REMOTE_WRITE) == 0,
+		   "bind a write counter", NULL);
+	check_what(fi_mr_bind(mw, &other->fid, FI_REMOTE_READ) == -FI_EBUSY,
+		   "a second counter on one region: -FI_EBUSY", NULL);
+	check_what(fi_mr_bind(mrw, &crw->fid, FI_REMOTE_WRITE) == 0 &&
+		   fi_mr_bind(mrw, &crw->fid, FI_REMOTE_READ) == 0,
+		   "bind a counter for writes, then for reads too", NULL);
+
+	ret = self_ep_open(domain, info, cq_tx, cq_rx, &s);
+	check_what(ret == 0, "an endpoint that reaches its own regions", "%s",
+		   fi_strerror(-ret));
+	if (ret)
+		goto out;
+	for (i = 0; i < 2; i++) {
+		size_t len = sizes[i];
+		uint64_t seed = 0x70 + i;
+
+		check_pattern_fill(mr_cntr_local, len, seed);
+		ret = self_rma(&s, cq_tx, true, mr_cntr_local, len, 0x7001, &ctx);
+		check(ret == 0 && check_pattern_mismatch(mr_cntr_win[0], len, seed) == len,
+		      "write %zu bytes to the write-counted region: %d, byte for byte",
+		      len, ret);
+		ret = fi_cntr_wait(cw, i + 1, 10000);
+		check(ret == 0 && fi_cntr_read(cw) == i + 1 && fi_cntr_readerr(cw) == 0,
+		      "its counter: %zu (wait %d, read %" PRIu64 ")", i + 1, ret,
+		      fi_cntr_read(cw));
+		memset(mr_cntr_local, 0, len);
+		ret = self_rma(&s, cq_tx, false, mr_cntr_local, len, 0x7001, &ctx);
+		check(ret == 0 && check_pattern_mismatch(mr_cntr_local, len, seed) == len,
+		      "read %zu bytes back: %d, byte for byte", len, ret);
+		check(fi_cntr_read(cw) == i + 1,
+		      "a read does not count on a write counter (%" PRIu64 ")",
+		      fi_cntr_read(cw));
+
+		check_pattern_fill(mr_cntr_local, len, seed + 8);
+		ret = self_rma(&s, cq_tx, true, mr_cntr_local, len, 0x7002, &ctx);
+		check(ret == 0, "write %zu bytes to the region counted both ways: %d",
+		      len, ret);
+		ret = self_rma(&s, cq_tx, false, mr_cntr_local, len, 0x7002, &ctx);
+		check(ret == 0 && check_pattern_mismatch(mr_cntr_local, len, seed + 8) == len,
+		      "read them back: %d, byte for byte", ret);
+		ret = fi_cntr_wait(crw, 2 * (i + 1), 10000);
+		check(ret == 0 && fi_cntr_read(crw) == 2 * (i + 1),
+		      "its counter counts the write and the read: %zu (read %" PRIu64 ")",
+		      2 * (i + 1), fi_cntr_read(crw));
+	}
+	check(fi_cntr_read(other) == 0, "the refused counter counted nothing");
+	check_what(fi_close(&cw->fid) == -FI_EBUSY,
+		   "a counter a region counts on refuses to close", NULL);
+out:
+	if (s.ep)
+		check_what(fi_close(&s.ep->fid) == 0, "close the endpoint", NULL);
+	if (s.av)
+		fi_close(&s.av->fid);
+	if (mw)
+		check_what(fi_close(&mw->fid) == 0, "close the regions", NULL);
+	if (mrw)
+		fi_close(&mrw->fid);
+	if (cw)
+		check_what(fi_close(&cw->fid) == 0, "then their counters close", NULL);
+	if (crw)
+		fi_close(&crw->fid);
+	if (other)
+		fi_close(&other->fid);
+	if (cq_tx)
+		fi_close(&cq_tx->fid);
+	if (cq_rx)
+		fi_close(&cq_rx->fid);
 }
 
 /* A second domain whose registrations complete on an EQ (FI_REG_MR). */
@@ -1082,6 +1325,452 @@ static void test_mr(struct fid_fabric *fabric, struct fi_info *info,
 	test_mr_reg(domain);
 	test_mr_many(domain);
 	test_mr_async(fabric, info, domain);
+	test_mr_cntr(domain, info);
+}
+
+/* ---- every operation table: full, and unsupported calls refused ---- */
+
+/*
+ * An ops table is a size followed by function pointers. The table must be
+ * as large as this program's headers know it (size) and hold no NULL
+ * entry: libfabric's inline calls jump through any of them without a
+ * check, so a NULL one is a crash at PC 0 (fi_shutdown was).
+ */
+static void check_table(const char *what, const void *table, size_t known)
+{
+	const size_t *size = table;
+	void *const *fn;
+	size_t i, n, nulls = 0;
+
+	check(table != NULL, "%s: table present", what);
+	if (!table)
+		return;
+	check(*size >= known, "%s: size %zu, headers know %zu", what, *size, known);
+	n = (known - sizeof(size_t)) / sizeof(void *);
+	fn = (void *const *) ((const char *) table + sizeof(size_t));
+	for (i = 0; i < n; i++)
+		nulls += !fn[i];
+	check(nulls == 0, "%s: %zu of %zu entries NULL", what, nulls, n);
+	/* The calls that follow may jump through a NULL entry: say so first. */
+	fflush(stdout);
+}
+
+#define CHECK_TABLE(what, table, type) check_table(what, table, sizeof(type))
+
+/* The generic fid operations every object carries, and the two every
+ * mrail object refuses. */
+static void check_fid(const char *what, struct fid *fid)
+{
+	char name[96], buf[64];
+	void *ops = NULL;
+	int ret;
+
+	snprintf(name, sizeof(name), "%s fi_ops", what);
+	CHECK_TABLE(name, fid->ops, struct fi_ops);
+	ret = fi_open_ops(fid, "mrail_no_such_ops", 0, &ops, NULL);
+	check(ret == -FI_ENOSYS, "%s: fi_open_ops = %d (want -FI_ENOSYS)", what, ret);
+	ret = fi_set_ops(fid, "mrail_no_such_ops", 0, buf, NULL);
+	check(ret == -FI_ENOSYS, "%s: fi_set_ops = %d (want -FI_ENOSYS)", what, ret);
+	ret = fid->ops->tostr(fid, buf, sizeof(buf));
+	check(ret == -FI_ENOSYS, "%s: tostr = %d (want -FI_ENOSYS)", what, ret);
+}
+
+/* A call an object may implement or refuse: either way a number, and
+ * nothing opened is left behind. */
+static void check_opt_open(const char *what, int ret, struct fid *opened)
+{
+	check(ret == 0 || (ret < 0 && ret > -1000), "%s = %d (0 or -FI_errno)",
+	      what, ret);
+	if (!ret && opened)
+		check(fi_close(opened) == 0, "%s: close what it opened", what);
+}
+
+static void test_ops(struct fid_fabric *fabric, struct fid_domain *domain,
+		     struct fi_info *info)
+{
+	struct fi_eq_attr eq_attr = { .size = 8, .wait_obj = FI_WAIT_NONE };
+	struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_DATA };
+	struct fi_cntr_attr cntr_attr = { .events = FI_CNTR_EVENTS_COMP };
+	struct fi_av_attr av_attr = { .type = FI_AV_TABLE };
+	struct fi_av_set_attr set_attr = { .count = 4, .start_addr = FI_ADDR_NOTAVAIL,
+					   .end_addr = FI_ADDR_NOTAVAIL };
+	struct fi_poll_attr poll_attr = { 0 };
+	struct fi_wait_attr wait_attr = { .wait_obj = FI_WAIT_UNSPEC };
+	struct fi_tx_attr tx_attr = { 0 };
+	struct fi_rx_attr rx_attr = { 0 };
+	struct fid_eq *eq = NULL;
+	struct fid_cq *cq = NULL;
+	struct fid_cntr *cntr = NULL;
+	struct fid_av *av = NULL;
+	struct fid_av_set *set = NULL;
+	struct fid_ep *ep = NULL, *ep2 = NULL, *ctx = NULL, *sep = NULL;
+	struct fid_domain *domain2 = NULL;
+	struct fid_poll *pollset = NULL;
+	struct fid_wait *waitset = NULL;
+	struct fid_stx *stx = NULL;
+	struct fid_mr *mr = NULL;
+	uint8_t addr[512];
+	size_t len = sizeof(addr);
+	int ret;
+
+	CHECK_TABLE("fabric fi_ops_fabric", fabric->ops, struct fi_ops_fabric);
+	check_fid("fabric", &fabric->fid);
+	CHECK_TABLE("domain fi_ops_domain", domain->ops, struct fi_ops_domain);
+	CHECK_TABLE("domain fi_ops_mr", domain->mr, struct fi_ops_mr);
+	check_fid("domain", &domain->fid);
+
+	/* fi_domain2 / fi_endpoint2 without flags are fi_domain /
+	 * fi_endpoint; flags asking for peer providers are refused. */
+	ret = fi_domain2(fabric, info, &domain2, 0, NULL);
+	check(ret == 0, "fi_domain2(flags 0) = %d", ret);
+	if (!ret)
+		check(fi_close(&domain2->fid) == 0, "close the fi_domain2 domain");
+	domain2 = NULL;
+	ret = fi_domain2(fabric, info, &domain2, FI_PEER, NULL);
+	check(ret == -FI_EBADFLAGS, "fi_domain2(FI_PEER) = %d (want -FI_EBADFLAGS)", ret);
+	ret = fi_passive_ep(fabric, info, (struct fid_pep **) &ctx, NULL);
+	check_opt_open("fi_passive_ep", ret, ctx ? &ctx->fid : NULL);
+	ctx = NULL;
+	ret = fi_wait_open(fabric, &wait_attr, &waitset);
+	check_opt_open("fi_wait_open", ret, waitset ? &waitset->fid : NULL);
+	ret = fi_poll_open(domain, &poll_attr, &pollset);
+	check_opt_open("fi_poll_open", ret, pollset ? &pollset->fid : NULL);
+	ret = fi_stx_context(domain, &tx_attr, &stx, NULL);
+	check_opt_open("fi_stx_context", ret, stx ? &stx->fid : NULL);
+	ret = fi_srx_context(domain, &rx_attr, &ctx, NULL);
+	check_opt_open("fi_srx_context", ret, ctx ? &ctx->fid : NULL);
+	ctx = NULL;
+	ret = fi_scalable_ep(domain, info, &sep, NULL);
+	check_opt_open("fi_scalable_ep", ret, sep ? &sep->fid : NULL);
+
+	if ((ret = fi_eq_open(fabric, &eq_attr, &eq, NULL))) {
+		check(false, "fi_eq_open = %d", ret);
+	} else {
+		CHECK_TABLE("eq fi_ops_eq", eq->ops, struct fi_ops_eq);
+		check_fid("eq", &eq->fid);
+	}
+	if ((ret = fi_cq_open(domain, &cq_attr, &cq, NULL))) {
+		check(false, "fi_cq_open = %d", ret);
+	} else {
+		CHECK_TABLE("cq fi_ops_cq", cq->ops, struct fi_ops_cq);
+		check_fid("cq", &cq->fid);
+	}
+	if ((ret = fi_cntr_open(domain, &cntr_attr, &cntr, NULL))) {
+		check(false, "fi_cntr_open = %d", ret);
+	} else {
+		CHECK_TABLE("cntr fi_ops_cntr", cntr->ops, struct fi_ops_cntr);
+		check_fid("cntr", &cntr->fid);
+	}
+	if ((ret = fi_av_open(domain, &av_attr, &av, NULL))) {
+		check(false, "fi_av_open = %d", ret);
+	} else {
+		CHECK_TABLE("av fi_ops_av", av->ops, struct fi_ops_av);
+		check_fid("av", &av->fid);
+		ret = fi_av_set(av, &set_attr, &set, NULL);
+		if (!ret) {
+			CHECK_TABLE("av set fi_ops_av_set", set->ops,
+				    struct fi_ops_av_set);
+			check_fid("av set", &set->fid);
+			check(fi_close(&set->fid) == 0, "close the av set");
+		} else {
+			check_opt_open("fi_av_set", ret, NULL);
+		}
+	}
+	if ((ret = fi_mr_reg(domain, region[0], 64, FI_SEND, 0, 0x3001, 0, &mr,
+			     NULL))) {
+		check(false, "fi_mr_reg = %d", ret);
+	} else {
+		check_fid("mr", &mr->fid);
+		check(fi_close(&mr->fid) == 0, "close the mr");
+	}
+
+	ret = fi_endpoint2(domain, info, &ep2, FI_PEER, NULL);
+	check(ret == -FI_EBADFLAGS, "fi_endpoint2(FI_PEER) = %d (want -FI_EBADFLAGS)", ret);
+	ret = fi_endpoint2(domain, info, &ep2, 0, NULL);
+	check(ret == 0, "fi_endpoint2(flags 0) = %d", ret);
+	if (!ret)
+		check(fi_close(&ep2->fid) == 0, "close the fi_endpoint2 endpoint");
+
+	ret = fi_endpoint(domain, info, &ep, NULL);
+	check(ret == 0, "fi_endpoint = %d", ret);
+	if (ret)
+		goto out;
+	CHECK_TABLE("ep fi_ops_ep", ep->ops, struct fi_ops_ep);
+	CHECK_TABLE("ep fi_ops_cm", ep->cm, struct fi_ops_cm);
+	CHECK_TABLE("ep fi_ops_msg", ep->msg, struct fi_ops_msg);
+	CHECK_TABLE("ep fi_ops_tagged", ep->tagged, struct fi_ops_tagged);
+	CHECK_TABLE("ep fi_ops_rma", ep->rma, struct fi_ops_rma);
+	CHECK_TABLE("ep fi_ops_atomic", ep->atomic, struct fi_ops_atomic);
+	CHECK_TABLE("ep fi_ops_collective", ep->collective, struct fi_ops_collective);
+	check_fid("ep", &ep->fid);
+	if (av && cq && eq &&
+	    ((ret = fi_ep_bind(ep, &av->fid, 0)) ||
+	     (ret = fi_ep_bind(ep, &cq->fid, FI_TRANSMIT | FI_RECV)) ||
+	     (ret = fi_enable(ep)))) {
+		check(false, "bind and enable the endpoint: %d", ret);
+		goto out;
+	}
+
+	/* Connection management of a connectionless endpoint: refused,
+	 * never a crash (fi_shutdown was a NULL entry). */
+	ret = fi_shutdown(ep, 0);
+	check(ret == -FI_ENOSYS, "fi_shutdown = %d (want -FI_ENOSYS)", ret);
+	ret = fi_connect(ep, addr, NULL, 0);
+	check(ret == -FI_ENOSYS, "fi_connect = %d (want -FI_ENOSYS)", ret);
+	ret = fi_accept(ep, NULL, 0);
+	check(ret == -FI_ENOSYS, "fi_accept = %d (want -FI_ENOSYS)", ret);
+	ret = fi_getpeer(ep, addr, &len);
+	check(ret == -FI_ENOSYS, "fi_getpeer = %d (want -FI_ENOSYS)", ret);
+	ret = ep->cm->listen((struct fid_pep *) ep);
+	check(ret == -FI_ENOSYS, "listen = %d (want -FI_ENOSYS)", ret);
+	ret = ep->cm->reject((struct fid_pep *) ep, &ep->fid, NULL, 0);
+	check(ret == -FI_ENOSYS, "reject = %d (want -FI_ENOSYS)", ret);
+	len = sizeof(addr);
+	ret = fi_getname(&ep->fid, addr, &len);
+	check(ret == 0 && len > 0, "fi_getname = %d, %zu bytes", ret, len);
+	ret = fi_setname(&ep->fid, addr, len);
+	check(ret == -FI_ENOSYS, "fi_setname = %d (want -FI_ENOSYS)", ret);
+	/* Contexts of scalable endpoints, and the deprecated size calls. */
+	ret = fi_tx_context(ep, 0, &tx_attr, &ctx, NULL);
+	check(ret == -FI_ENOSYS, "fi_tx_context = %d (want -FI_ENOSYS)", ret);
+	ret = fi_rx_context(ep, 0, &rx_attr, &ctx, NULL);
+	check(ret == -FI_ENOSYS, "fi_rx_context = %d (want -FI_ENOSYS)", ret);
+	check(ep->ops->rx_size_left(ep) == -FI_ENOSYS, "rx_size_left = -FI_ENOSYS");
+	check(ep->ops->tx_size_left(ep) == -FI_ENOSYS, "tx_size_left = -FI_ENOSYS");
+out:
+	if (ep)
+		check(fi_close(&ep->fid) == 0, "close the endpoint");
+	if (av)
+		check(fi_close(&av->fid) == 0, "close the av");
+	if (cntr)
+		check(fi_close(&cntr->fid) == 0, "close the counter");
+	if (cq)
+		check(fi_close(&cq->fid) == 0, "close the cq");
+	if (eq)
+		check(fi_close(&eq->fid) == 0, "close the eq");
+}
+
+/* ---- fi_getinfo: what the hints ask is honoured or refused ---- */
+
+/* fi_getinfo for mrail with the hints init made; *info NULL on error. */
+static int getinfo_with(struct fi_info *hints, uint32_t version, struct fi_info **info)
+{
+	*info = NULL;
+	free(hints->fabric_attr->prov_name);
+	hints->fabric_attr->prov_name = strdup(FI_MRAIL_PROV_NAME);
+	return fi_getinfo(version, NULL, NULL, 0, hints, info);
+}
+
+static void test_getinfo(void)
+{
+	struct fi_info *hints = fi_allocinfo(), *info, *fi;
+	int ret;
+
+	/* Primary caps: exactly the ones asked; contexts hold only their
+	 * own bits; free secondary caps and the domain's caps shown. */
+	hints->caps = FI_MSG;
+	ret = getinfo_with(hints, FI_VERSION(1, 17), &info);
+	check(ret == 0, "getinfo caps FI_MSG = %d", ret);
+	for (fi = info; fi; fi = fi->next) {
+		check(!(fi->caps & (FI_TAGGED | FI_RMA | FI_ATOMIC | FI_COLLECTIVE |
+				    FI_DIRECTED_RECV)),
+		      "caps FI_MSG: no other primary cap (%#llx)",
+		      (unsigned long long) fi->caps);
+		check((fi->caps & (FI_MSG | FI_SEND | FI_RECV)) ==
+		      (FI_MSG | FI_SEND | FI_RECV), "caps FI_MSG: FI_SEND|FI_RECV implied");
+		check(!(fi->tx_attr->caps & (FI_RECV | FI_LOCAL_COMM | FI_SOURCE)),
+		      "tx_attr->caps %#llx: no receive or domain bit",
+		      (unsigned long long) fi->tx_attr->caps);
+		check(!(fi->rx_attr->caps & (FI_SEND | FI_LOCAL_COMM)),
+		      "rx_attr->caps %#llx: no send or domain bit",
+		      (unsigned long long) fi->rx_attr->caps);
+		check(fi->domain_attr->caps == (FI_LOCAL_COMM | FI_REMOTE_COMM),
+		      "domain_attr->caps %#llx", (unsigned long long) fi->domain_attr->caps);
+		check(fi->domain_attr->mr_iov_limit == 1, "mr_iov_limit %zu",
+		      fi->domain_attr->mr_iov_limit);
+		check(fi->domain_attr->mr_key_size == 8, "mr_key_size %zu",
+		      fi->domain_attr->mr_key_size);
+	}
+	fi_freeinfo(info);
+
+	/* Secondary caps asked are given or refused. */
+	hints->caps = FI_MSG | FI_SOURCE | FI_MULTI_RECV;
+	ret = getinfo_with(hints, FI_VERSION(1, 17), &info);
+	check(ret == 0 && (info->caps & (FI_SOURCE | FI_MULTI_RECV)) ==
+	      (FI_SOURCE | FI_MULTI_RECV), "getinfo asked FI_SOURCE|FI_MULTI_RECV = %d", ret);
+	check(!ret && (info->rx_attr->caps & FI_SOURCE) && !(info->tx_attr->caps & FI_SOURCE),
+	      "FI_SOURCE is a receive cap");
+	fi_freeinfo(info);
+	hints->caps = FI_MSG | FI_SHARED_AV;
+	ret = getinfo_with(hints, FI_VERSION(1, 17), &info);
+	check(ret == -FI_ENODATA, "getinfo asked FI_SHARED_AV = %d (want -FI_ENODATA)", ret);
+	fi_freeinfo(info);
+	hints->caps = FI_MSG;
+	hints->domain_attr->caps = FI_SHARED_AV;
+	ret = getinfo_with(hints, FI_VERSION(1, 17), &info);
+	check(ret == -FI_ENODATA, "getinfo domain caps FI_SHARED_AV = %d", ret);
+	fi_freeinfo(info);
+	hints->domain_attr->caps = 0;
+
+	/* Ordering: send-after-send only. */
+	hints->tx_attr->msg_order = FI_ORDER_SAS;
+	ret = getinfo_with(hints, FI_VERSION(1, 17), &info);
+	check(ret == 0 && (info->tx_attr->msg_order & FI_ORDER_SAS),
+	      "getinfo msg_order SAS = %d", ret);
+	fi_freeinfo(info);
+	hints->tx_attr->msg_order = FI_ORDER_SAS | FI_ORDER_RAW;
+	ret = getinfo_with(hints, FI_VERSION(1, 17), &info);
+	check(ret == -FI_ENODATA, "getinfo tx msg_order RAW = %d (want -FI_ENODATA)", ret);
+	fi_freeinfo(info);
+	hints->tx_attr->msg_order = 0;
+	hints->rx_attr->msg_order = FI_ORDER_DATA;
+	ret = getinfo_with(hints, FI_VERSION(1, 17), &info);
+	check(ret == -FI_ENODATA, "getinfo rx msg_order DATA = %d (want -FI_ENODATA)", ret);
+	fi_freeinfo(info);
+	hints->rx_attr->msg_order = 0;
+
+	/* mr_mode: offsets and application keys only. */
+	hints->caps = FI_MSG | FI_RMA;
+	hints->domain_attr->mr_mode = FI_MR_BASIC;
+	ret = getinfo_with(hints, FI_VERSION(1, 17), &info);
+	check(ret == -FI_ENODATA, "getinfo FI_MR_BASIC = %d (want -FI_ENODATA)", ret);
+	fi_freeinfo(info);
+	hints->domain_attr->mr_mode = FI_MR_SCALABLE;
+	ret = getinfo_with(hints, FI_VERSION(1, 17), &info);
+	check(ret == 0 && info->domain_attr->mr_mode == FI_MR_SCALABLE,
+	      "getinfo FI_MR_SCALABLE = %d, mr_mode %d", ret, ret ? -1 :
+	      info->domain_attr->mr_mode);
+	fi_freeinfo(info);
+	hints->domain_attr->mr_mode = FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_PROV_KEY |
+				      FI_MR_ALLOCATED;
+	ret = getinfo_with(hints, FI_VERSION(1, 17), &info);
+	check(ret == 0 && info->domain_attr->mr_mode == 0,
+	      "getinfo mr_mode bits allowed = %d, mr_mode %d", ret, ret ? -1 :
+	      info->domain_attr->mr_mode);
+	fi_freeinfo(info);
+	fi_freeinfo(hints);
+}
+
+/* ---- socket address format and FI_EVENT AVs ---- */
+
+/*
+ * Hints asking for FI_SOCKADDR_IN get an offer in that format: the
+ * endpoint's name is its first rail's IPv4 address, which an FI_EVENT AV
+ * takes (reported on its EQ, a bad address as an error entry with its
+ * index) and a message to it reaches this endpoint, byte for byte, once
+ * the HELLO has completed the peer.
+ */
+static void test_sockaddr(struct fid_fabric *fabric)
+{
+	struct fi_eq_attr eq_attr = { .size = 16, .wait_obj = FI_WAIT_UNSPEC };
+	struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_MSG };
+	struct fi_av_attr av_attr = { .type = FI_AV_TABLE, .flags = FI_EVENT };
+	static const char payload[] = "mrail objs: to a socket address";
+	struct fi_info *hints = fi_allocinfo(), *info = NULL;
+	struct fid_domain *dom = NULL;
+	struct fid_eq *eq = NULL;
+	struct fid_cq *cq = NULL;
+	struct fid_av *av = NULL;
+	struct fid_ep *ep = NULL;
+	struct sockaddr_in addrs[2], back;
+	struct fi_eq_entry entry = { 0 };
+	struct fi_eq_err_entry err = { 0 };
+	struct fi_cq_msg_entry comp;
+	fi_addr_t fa[2] = { FI_ADDR_NOTAVAIL, FI_ADDR_NOTAVAIL };
+	char text[64], rbuf[64] = "";
+	size_t len = sizeof(addrs[0]), tlen = sizeof(text);
+	uint32_t event = 0;
+	int ctx, rctx, sctx, ret, got;
+	ssize_t n;
+
+	hints->addr_format = FI_SOCKADDR_IN;
+	hints->caps = FI_MSG;
+	hints->fabric_attr->prov_name = strdup(FI_MRAIL_PROV_NAME);
+	ret = fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, &info);
+	check(ret == 0 && info->addr_format == FI_SOCKADDR_IN &&
+	      info->src_addrlen == sizeof(struct sockaddr_in),
+	      "getinfo FI_SOCKADDR_IN: %d, format %u, src_addrlen %zu", ret,
+	      ret ? 0 : info->addr_format, ret ? 0 : info->src_addrlen);
+	hints->addr_format = FI_SOCKADDR_IB;
+	check(fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, &(struct fi_info *){ 0 }) ==
+	      -FI_ENODATA, "getinfo FI_SOCKADDR_IB: -FI_ENODATA");
+	fi_freeinfo(hints);
+	if (ret)
+		return;
+	if ((ret = fi_domain(fabric, info, &dom, NULL)) ||
+	    (ret = fi_eq_open(fabric, &eq_attr, &eq, NULL)) ||
+	    (ret = fi_cq_open(dom, &cq_attr, &cq, NULL)) ||
+	    (ret = fi_av_open(dom, &av_attr, &av, NULL)) ||
+	    (ret = fi_endpoint(dom, info, &ep, NULL))) {
+		check(false, "objects in FI_SOCKADDR_IN format: %d", ret);
+		goto out;
+	}
+	ret = fi_av_insert(av, addrs, 1, fa, 0, &ctx);
+	check(ret == -FI_ENOEQ, "FI_EVENT AV without an EQ: %d (want -FI_ENOEQ)", ret);
+	if ((ret = fi_av_bind(av, &eq->fid, 0)) ||
+	    (ret = fi_ep_bind(ep, &av->fid, 0)) ||
+	    (ret = fi_ep_bind(ep, &cq->fid, FI_TRANSMIT | FI_RECV)) ||
+	    (ret = fi_enable(ep))) {
+		check(false, "bind and enable: %d", ret);
+		goto out;
+	}
+	ret = fi_getname(&ep->fid, &addrs[0], &len);
+	check(ret == 0 && len == sizeof(addrs[0]) && addrs[0].sin_family == AF_INET &&
+	      addrs[0].sin_port != 0,
+	      "fi_getname: an IPv4 socket address (%d, %zu bytes)", ret, len);
+	memset(&addrs[1], 0, sizeof(addrs[1]));
+	ret = fi_av_insert(av, addrs, 2, fa, 0, &ctx);
+	check(ret == 0, "FI_EVENT insert of a good and a bad address: %d", ret);
+	n = fi_eq_read(eq, &event, &entry, sizeof(entry), 0);
+	check(n == -FI_EAVAIL, "the bad address first: an error entry (%zd)", n);
+	n = fi_eq_readerr(eq, &err, 0);
+	check(n == sizeof(err) && err.fid == &av->fid && err.context == &ctx &&
+	      err.data == 1 && err.err == FI_EINVAL,
+	      "error entry: the AV, the context, index 1, FI_EINVAL (%zd, data %" PRIu64
+	      ", err %d)", n, err.data, err.err);
+	n = fi_eq_read(eq, &event, &entry, sizeof(entry), 0);
+	check(n == sizeof(entry) && event == FI_AV_COMPLETE && entry.fid == &av->fid &&
+	      entry.context == &ctx && entry.data == 1,
+	      "FI_AV_COMPLETE: 1 inserted (%zd, event %u, data %" PRIu64 ")", n, event,
+	      entry.data);
+	check(fi_eq_read(eq, &event, &entry, sizeof(entry), 0) == -FI_EAGAIN,
+	      "nothing more on the EQ");
+	check(fa[0] != FI_ADDR_NOTAVAIL && fa[1] == FI_ADDR_NOTAVAIL,
+	      "fi_addr: the good one set, the bad one FI_ADDR_NOTAVAIL");
+	len = sizeof(back);
+	ret = fi_av_lookup(av, fa[0], &back, &len);
+	check(ret == 0 && len == sizeof(back) && !memcmp(&back, &addrs[0], sizeof(back)),
+	      "fi_av_lookup gives the socket address back (%d, %zu bytes)", ret, len);
+	fi_av_straddr(av, &addrs[0], text, &tlen);
+	check(!strncmp(text, "fi_sockaddr_in://", 17), "fi_av_straddr: %s", text);
+
+	/* A message to ourselves through the socket address. */
+	ret = fi_recv(ep, rbuf, sizeof(rbuf), NULL, FI_ADDR_UNSPEC, &rctx);
+	check(ret == 0, "post a receive: %d", ret);
+	got = 0;
+	while ((n = fi_send(ep, payload, sizeof(payload), NULL, fa[0], &sctx)) == -FI_EAGAIN)
+		fi_cq_read(cq, &comp, 0);
+	check(n == 0, "send to our socket address: %zd", n);
+	while (got < 2) {
+		n = fi_cq_sread(cq, &comp, 1, NULL, 30000);
+		if (n != 1)
+			break;
+		got += comp.op_context == &rctx || comp.op_context == &sctx;
+	}
+	check(got == 2 && !memcmp(rbuf, payload, sizeof(payload)),
+	      "send and receive complete, data byte for byte (%d completions)", got);
+out:
+	if (ep)
+		check(fi_close(&ep->fid) == 0, "close the endpoint");
+	if (av)
+		check(fi_close(&av->fid) == 0, "close the FI_EVENT AV");
+	if (cq)
+		fi_close(&cq->fid);
+	if (eq)
+		check(fi_close(&eq->fid) == 0, "then its EQ");
+	if (dom)
+		fi_close(&dom->fid);
+	fi_freeinfo(info);
 }
 
 /* ---- fi_trywait over several objects ---- */
@@ -1353,14 +2042,15 @@ int main(int argc, char **argv)
 			break;
 		default:
 			fprintf(stderr,
-				"usage: %s [-t counters|cq|eq|mr|trywait|poll|all|exit] [-v]\n",
+				"usage: %s [-t counters|cq|eq|mr|trywait|poll|ops|getinfo|sockaddr|all|exit] [-v]\n",
 				argv[0]);
 			return opt == 'h' ? 0 : 2;
 		}
 	}
 	if (strcmp(which, "all") && strcmp(which, "counters") && strcmp(which, "cq") &&
 	    strcmp(which, "eq") && strcmp(which, "mr") && strcmp(which, "trywait") &&
-	    strcmp(which, "poll") && strcmp(which, "exit")) {
+	    strcmp(which, "poll") && strcmp(which, "ops") && strcmp(which, "getinfo") &&
+	    strcmp(which, "sockaddr") && strcmp(which, "exit")) {
 		fprintf(stderr, "fi_mrail_objs: unknown test set \"%s\"\n", which);
 		return 2;
 	}
@@ -1406,6 +2096,18 @@ int main(int argc, char **argv)
 	if (!strcmp(which, "all") || !strcmp(which, "poll")) {
 		step = "poll sets";
 		test_poll(domain, info);
+	}
+	if (!strcmp(which, "all") || !strcmp(which, "ops")) {
+		step = "ops";
+		test_ops(fabric, domain, info);
+	}
+	if (!strcmp(which, "all") || !strcmp(which, "getinfo")) {
+		step = "getinfo";
+		test_getinfo();
+	}
+	if (!strcmp(which, "all") || !strcmp(which, "sockaddr")) {
+		step = "sockaddr";
+		test_sockaddr(fabric);
 	}
 	if (!strcmp(which, "exit")) {
 		step = "exit with objects open";

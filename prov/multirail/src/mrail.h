@@ -157,6 +157,9 @@ struct mrail_domain {
 	struct mrail_fabric *fabric;
 	struct fid_domain *rail_domains[MRAIL_MAX_RAILS];
 	struct mrail_addr local_addr;	/* what peers' addresses must match */
+	/* FI_ADDR_MRAIL, or the first rail's socket address format
+	 * (fi_getinfo offered it): addresses name a peer's first rail. */
+	uint32_t addr_format;
 	pthread_mutex_t lock;		/* FI_THREAD_SAFE: guards every object */
 	size_t refs;			/* AVs and other objects open on it */
 	/* FI_PROGRESS_AUTO: a thread (mrail_progress.c) drives the enabled
@@ -190,6 +193,8 @@ struct mrail_av_peer {
 struct mrail_av_key;
 
 /* AV: one core AV per rail; mrail's fi_addr_t indexes peers. */
+struct mrail_eq;
+
 struct mrail_av {
 	/* Peers by sender key (uthash), and a count of keys ever added:
 	 * endpoints keep messages from unknown keys until it changes. */
@@ -205,6 +210,8 @@ struct mrail_av {
 	size_t peer_count;	/* slots used, including removed ones */
 	size_t peer_cap;
 	size_t partial_count;	/* canonical entries still partial */
+	bool events;		/* FI_EVENT: inserts reported on eq */
+	struct mrail_eq *eq;
 };
 
 /* One user-level completion, successful or not, before it is formatted. */
@@ -219,6 +226,7 @@ struct mrail_cq_entry {
 	size_t olen;
 	int err;		/* 0, or a positive FI_E* value */
 	int prov_errno;
+	uint64_t key;		/* remote accesses: the region's key */
 };
 
 struct mrail_ep;
@@ -251,6 +259,9 @@ void mrail_cq_detach_ep(struct mrail_cq *cq, struct mrail_ep *ep);
 /* Drives every rail of ep once (caller holds the domain lock); returns
  * how many rail completions it handled (0: the rails were idle). */
 size_t mrail_ep_progress(struct mrail_ep *ep);
+/* The endpoint's mrail address (every rail), whatever fi_getname's format:
+ * what a HELLO carries. */
+int mrail_ep_full_name(struct mrail_ep *ep, void *addr, size_t *addrlen);
 /*
  * The one way a user operation completes: the counter bound for its kind
  * (entry->flags: FI_SEND, FI_RECV, FI_READ, FI_WRITE) counts it, success
@@ -587,6 +598,23 @@ int mrail_no_bind(struct fid *fid, struct fid *bfid, uint64_t flags);
 int mrail_no_control(struct fid *fid, int command, void *arg);
 int mrail_no_ops_open(struct fid *fid, const char *name, uint64_t flags,
 		      void **ops, void *context);
+int mrail_no_tostr(const struct fid *fid, char *buf, size_t len);
+int mrail_no_ops_set(struct fid *fid, const char *name, uint64_t flags,
+		     void *ops, void *context);
+int mrail_no_tx_ctx(struct fid_ep *sep, int index, struct fi_tx_attr *attr,
+		    struct fid_ep **tx_ep, void *context);
+int mrail_no_rx_ctx(struct fid_ep *sep, int index, struct fi_rx_attr *attr,
+		    struct fid_ep **rx_ep, void *context);
+ssize_t mrail_no_size_left(struct fid_ep *ep);
+int mrail_no_setname(fid_t fid, void *addr, size_t addrlen);
+int mrail_no_getpeer(struct fid_ep *ep, void *addr, size_t *addrlen);
+int mrail_no_connect(struct fid_ep *ep, const void *addr, const void *param,
+		     size_t paramlen);
+int mrail_no_listen(struct fid_pep *pep);
+int mrail_no_accept(struct fid_ep *ep, const void *param, size_t paramlen);
+int mrail_no_reject(struct fid_pep *pep, fid_t handle, const void *param,
+		    size_t paramlen);
+int mrail_no_shutdown(struct fid_ep *ep, uint64_t flags);
 
 int mrail_fabric_open(struct fi_fabric_attr *attr, struct fid_fabric **fabric,
 		      void *context);
@@ -824,6 +852,10 @@ int mrail_poll_open(struct fid_domain *domain, struct fi_poll_attr *attr,
 /* One operation completed successfully / in error: wakes waiters. */
 void mrail_cntr_inc(struct mrail_cntr *cntr);
 void mrail_cntr_inc_err(struct mrail_cntr *cntr);
+/* A memory region counts its remote accesses on the counter
+ * (fi_mr_bind): a counter held by regions refuses to close (-FI_EBUSY). */
+void mrail_cntr_hold(struct mrail_cntr *cntr);
+void mrail_cntr_release(struct mrail_cntr *cntr);
 /* fi_cntr_read and fi_cntr_wait progress the endpoints attached; a counter
  * with endpoints attached refuses to close (-FI_EBUSY). -FI_ENOSPC beyond
  * MRAIL_CNTR_MAX_EPS. Attaching twice is attaching once. */
@@ -925,6 +957,10 @@ struct mrail_mr {
 	struct fid_mr *rail_mrs[MRAIL_MAX_RAILS];
 	void *rail_desc[MRAIL_MAX_RAILS];
 	uint64_t rail_keys[MRAIL_MAX_RAILS];	/* fi_mr_key on each rail */
+	/* fi_mr_bind: the counter of remote accesses of the kinds in
+	 * cntr_flags (FI_REMOTE_WRITE, FI_REMOTE_READ), or NULL. */
+	struct mrail_cntr *cntr;
+	uint64_t cntr_flags;
 	UT_hash_handle hh;
 };
 

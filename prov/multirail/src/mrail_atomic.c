@@ -156,6 +156,7 @@ static void atomic_handle_req(struct mrail_ep *ep, size_t rail, fi_addr_t peer,
 	entry.flags = FI_ATOMIC | (req.desc.kind == MRAIL_ATOMIC_PLAIN ?
 				   FI_REMOTE_WRITE : FI_REMOTE_READ);
 	entry.len = (size_t) req.desc.count * req.size;
+	entry.key = req.desc.key;
 	mrail_rma_target_complete(ep, &entry, 0);
 	atomic_reply(ep, peer, hdr->req_id, 0, msg, req.len.result);
 	free(msg);

@@ -14,6 +14,7 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <netinet/in.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -380,18 +381,49 @@ static int av_decode_peer(struct mrail_av *av, const uint8_t *buf, size_t len,
 	return 0;
 }
 
-static int mrail_av_insert(struct fid_av *av_fid, const void *addr, size_t count,
-			   fi_addr_t *fi_addr, uint64_t flags, void *context)
+/*
+ * A socket address (the domain's format is its first rail's, FI_SOCKADDR_IN
+ * or FI_SOCKADDR_IN6) names a peer by its first rail: a partial address,
+ * which a HELLO completes on first contact, as fi_getinfo(node, service)
+ * names one.
+ */
+static int av_parse_sockaddr(struct mrail_av *av, const uint8_t *buf, size_t index,
+			     struct mrail_addr *addr, size_t *used)
 {
-	struct mrail_av *av = container_of(av_fid, struct mrail_av, av_fid);
+	const struct mrail_rail *rail0 = &av->domain->fabric->rails.rails[0];
+	uint32_t format = av->domain->addr_format;
+	size_t len = format == FI_SOCKADDR_IN6 ? sizeof(struct sockaddr_in6) :
+						 sizeof(struct sockaddr_in);
+	sa_family_t family;
+	char err[MRAIL_ERR_MAX];
+
+	memcpy(&family, buf + offsetof(struct sockaddr, sa_family), sizeof(family));
+	if (family != (format == FI_SOCKADDR_IN6 ? AF_INET6 : AF_INET) ||
+	    mrail_addr_make_partial(rail0->spec.stack, format, buf, len, addr)) {
+		MRAIL_WARN(FI_LOG_AV, "fi_av_insert: address %zu is not an %s "
+			   "socket address (family %u)\n", index,
+			   format == FI_SOCKADDR_IN6 ? "IPv6" : "IPv4", family);
+		return -FI_EINVAL;
+	}
+	if (mrail_addr_check_compatible(&av->domain->local_addr, addr, err,
+					sizeof(err))) {
+		MRAIL_WARN(FI_LOG_AV, "fi_av_insert: address %zu cannot reach "
+			   "this endpoint's rails: %s\n", index, err);
+		return -FI_EINVAL;
+	}
+	*used = len;
+	return 0;
+}
+
+/* Inserts count addresses, mrail's own (mrail_format) or the domain's. */
+static int av_insert_addrs(struct mrail_av *av, const void *addr, size_t count,
+			   fi_addr_t *fi_addr, int *errors, bool mrail_format)
+{
 	const uint8_t *next = addr;
 	struct mrail_addr peer;
-	int *errors = (flags & FI_SYNC_ERR) ? context : NULL;
 	size_t i, used = 0;
 	int inserted = 0, ret = 0;
 
-	if (flags & ~MRAIL_AV_INSERT_FLAGS)
-		return -FI_EBADFLAGS;
 	if (count && !addr)
 		return -FI_EINVAL;
 
@@ -404,8 +436,10 @@ static int mrail_av_insert(struct fid_av *av_fid, const void *addr, size_t count
 		 * malformed address nothing tells where the next one starts,
 		 * so the rest fail with it. */
 		if (!ret) {
-			ret = av_decode_peer(av, next, MRAIL_ADDR_MAX_LEN, i, &peer,
-					     &used);
+			ret = mrail_format ?
+			      av_decode_peer(av, next, MRAIL_ADDR_MAX_LEN, i, &peer,
+					     &used) :
+			      av_parse_sockaddr(av, next, i, &peer, &used);
 			if (!ret)
 				ret = av_insert_peer(av, &peer, &out);
 			if (!ret) {
@@ -420,6 +454,85 @@ static int mrail_av_insert(struct fid_av *av_fid, const void *addr, size_t count
 	}
 	pthread_mutex_unlock(&av->domain->lock);
 	return inserted;
+}
+
+/*
+ * FI_EVENT: inserts are done at once, and reported on the bound EQ: an
+ * error entry for each address that failed (data: its index), then
+ * FI_AV_COMPLETE with the number inserted; the call returns 0. errors is
+ * the per-address result (count entries).
+ */
+static int av_report(struct mrail_av *av, int inserted, const int *errors,
+		     size_t count, void *context)
+{
+	struct fi_eq_entry done = {
+		.fid = &av->av_fid.fid,
+		.context = context,
+		.data = inserted < 0 ? 0 : (uint64_t) inserted,
+	};
+	size_t i;
+	int ret;
+
+	for (i = 0; i < count; i++) {
+		if (!errors[i])
+			continue;
+		ret = mrail_eq_write_error(av->eq, &av->av_fid.fid, context, i,
+					   -errors[i], errors[i], NULL, 0);
+		if (ret)
+			return ret;
+	}
+	ret = mrail_eq_write_event(av->eq, FI_AV_COMPLETE, &done, sizeof(done), 0);
+	return ret ? ret : (inserted < 0 ? inserted : 0);
+}
+
+/* The flags and context of an insert: FI_SYNC_ERR's array, or with
+ * FI_EVENT one of ours for av_report (freed by the caller). */
+static int av_insert_begin(struct mrail_av *av, uint64_t flags, void *context,
+			   size_t count, int **errors)
+{
+	if (flags & ~MRAIL_AV_INSERT_FLAGS)
+		return -FI_EBADFLAGS;
+	*errors = (flags & FI_SYNC_ERR) ? context : NULL;
+	if (!av->events)
+		return 0;
+	if (!av->eq) {
+		MRAIL_WARN(FI_LOG_AV, "fi_av_insert: this AV reports inserts "
+			   "(FI_EVENT); bind an EQ to it first\n");
+		return -FI_ENOEQ;
+	}
+	if (flags & FI_SYNC_ERR) {
+		MRAIL_WARN(FI_LOG_AV, "fi_av_insert: FI_SYNC_ERR is for AVs "
+			   "without FI_EVENT\n");
+		return -FI_EINVAL;
+	}
+	*errors = calloc(count ? count : 1, sizeof(**errors));
+	return *errors ? 0 : -FI_ENOMEM;
+}
+
+static int av_insert_end(struct mrail_av *av, int inserted, int *errors,
+			 size_t count, void *context)
+{
+	int ret;
+
+	if (!av->events)
+		return inserted;
+	ret = av_report(av, inserted, errors, count, context);
+	free(errors);
+	return ret;
+}
+
+static int mrail_av_insert(struct fid_av *av_fid, const void *addr, size_t count,
+			   fi_addr_t *fi_addr, uint64_t flags, void *context)
+{
+	struct mrail_av *av = container_of(av_fid, struct mrail_av, av_fid);
+	int *errors, ret;
+
+	ret = av_insert_begin(av, flags, context, count, &errors);
+	if (ret)
+		return ret;
+	ret = av_insert_addrs(av, addr, count, fi_addr, errors,
+			      av->domain->addr_format == FI_ADDR_MRAIL);
+	return av_insert_end(av, ret, errors, count, context);
 }
 
 static int mrail_av_remove(struct fid_av *av_fid, fi_addr_t *fi_addr, size_t count,
@@ -463,7 +576,13 @@ static int mrail_av_lookup(struct fid_av *av_fid, fi_addr_t fi_addr, void *addr,
 		ret = -FI_EINVAL;
 		goto out;
 	}
-	len = mrail_addr_encode(&peer->addr, encoded, sizeof(encoded));
+	if (av->domain->addr_format != FI_ADDR_MRAIL) {
+		/* The domain's format: the peer's first rail. */
+		len = peer->addr.rails[0].len;
+		memcpy(encoded, peer->addr.rails[0].bytes, (size_t) len);
+	} else {
+		len = mrail_addr_encode(&peer->addr, encoded, sizeof(encoded));
+	}
 	if (len < 0) {
 		ret = -FI_EINVAL;
 		goto out;
@@ -512,9 +631,23 @@ static const char *mrail_av_straddr(struct fid_av *av_fid, const void *addr,
 	struct mrail_addr decoded;
 	size_t used, i, addr_len;
 
+	struct mrail_av *av = container_of(av_fid, struct mrail_av, av_fid);
+
+	if (av->domain->addr_format != FI_ADDR_MRAIL) {
+		struct mrail_rail_addr rail = { .format = av->domain->addr_format };
+
+		rail.len = (uint16_t) (rail.format == FI_SOCKADDR_IN6 ?
+				       sizeof(struct sockaddr_in6) :
+				       sizeof(struct sockaddr_in));
+		memcpy(rail.bytes, addr, rail.len);
+		format_rail_addr(&rail, rail_text, sizeof(rail_text));
+		used = (size_t) snprintf(text, sizeof(text), "%s://%s",
+					 rail.format == FI_SOCKADDR_IN6 ?
+					 "fi_sockaddr_in6" : "fi_sockaddr_in",
+					 rail_text);
 	/* No length here either: the address's own framing bounds the read. */
-	if (mrail_addr_decode_prefix(addr, MRAIL_ADDR_MAX_LEN, &decoded, &addr_len,
-				     NULL, 0)) {
+	} else if (mrail_addr_decode_prefix(addr, MRAIL_ADDR_MAX_LEN, &decoded,
+					    &addr_len, NULL, 0)) {
 		used = (size_t) snprintf(text, sizeof(text), "fi_addr_mrail://(invalid)");
 	} else {
 		used = (size_t) snprintf(text, sizeof(text), "fi_addr_mrail://");
@@ -559,7 +692,7 @@ static int av_insert_named(struct mrail_av *av, const char *node,
 			*error = ret;
 		return 0;
 	}
-	return mrail_av_insert(&av->av_fid, blob, 1, fi_addr, flags, error);
+	return av_insert_addrs(av, blob, 1, fi_addr, error, true);
 }
 
 static int mrail_av_insertsvc(struct fid_av *av_fid, const char *node,
@@ -567,16 +700,18 @@ static int mrail_av_insertsvc(struct fid_av *av_fid, const char *node,
 			      uint64_t flags, void *context)
 {
 	struct mrail_av *av = container_of(av_fid, struct mrail_av, av_fid);
+	int *errors, ret;
 
-	if (flags & ~MRAIL_AV_INSERT_FLAGS)
-		return -FI_EBADFLAGS;
 	if (!node || !service) {
 		MRAIL_WARN(FI_LOG_AV, "fi_av_insertsvc needs a node and a service "
 			   "(FI_ADDR_STR nodes are not supported)\n");
 		return -FI_EINVAL;
 	}
-	return av_insert_named(av, node, service, fi_addr, flags,
-			       (flags & FI_SYNC_ERR) ? context : NULL);
+	ret = av_insert_begin(av, flags, context, 1, &errors);
+	if (ret)
+		return ret;
+	ret = av_insert_named(av, node, service, fi_addr, flags, errors);
+	return av_insert_end(av, ret, errors, 1, context);
 }
 
 /* Node and service names longest: an IPv6 address or a host name. */
@@ -593,12 +728,9 @@ static int mrail_av_insertsym(struct fid_av *av_fid, const char *node,
 {
 	struct mrail_av *av = container_of(av_fid, struct mrail_av, av_fid);
 	char node_k[MRAIL_AV_SYM_NAME_MAX], service_k[16];
-	int *errors = (flags & FI_SYNC_ERR) ? context : NULL;
 	size_t n, s, k = 0;
-	int ret, inserted = 0;
+	int *errors, ret, inserted = 0;
 
-	if (flags & ~MRAIL_AV_INSERT_FLAGS)
-		return -FI_EBADFLAGS;
 	if (!node || !service || !nodecnt || !svccnt || nodecnt > INT_MAX / svccnt)
 		return -FI_EINVAL;
 	/* The ends of the ranges spell, so everything between does. */
@@ -615,18 +747,23 @@ static int mrail_av_insertsym(struct fid_av *av_fid, const char *node,
 			   "a range of services a port number");
 		return -FI_EINVAL;
 	}
-	for (n = 0; n < nodecnt; n++) {
+	ret = av_insert_begin(av, flags, context, nodecnt * svccnt, &errors);
+	if (ret)
+		return ret;
+	for (n = 0; n < nodecnt && inserted >= 0; n++) {
 		for (s = 0; s < svccnt; s++, k++) {
 			if (mrail_av_sym_node(node, n, node_k, sizeof(node_k)) ||
 			    mrail_av_sym_service(service, s, service_k,
-						 sizeof(service_k)))
-				return -FI_EINVAL;
+						 sizeof(service_k))) {
+				inserted = -FI_EINVAL;
+				break;
+			}
 			inserted += av_insert_named(av, node_k, service_k,
 						    fi_addr ? &fi_addr[k] : NULL,
 						    flags, errors ? &errors[k] : NULL);
 		}
 	}
-	return inserted;
+	return av_insert_end(av, inserted, errors, nodecnt * svccnt, context);
 }
 
 
@@ -641,10 +778,34 @@ static void av_close_rails(struct mrail_av *av)
 	}
 }
 
+/* FI_EVENT AVs report inserts on one EQ, bound before the first. */
+static int mrail_av_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
+{
+	struct mrail_av *av = container_of(fid, struct mrail_av, av_fid.fid);
+	struct mrail_eq *eq = mrail_eq_from_fid(bfid);
+
+	if (!eq || flags) {
+		MRAIL_WARN(FI_LOG_AV, "fi_av_bind: an AV binds one mrail EQ, "
+			   "with flags 0\n");
+		return -FI_EINVAL;
+	}
+	if (!av->events || av->eq) {
+		MRAIL_WARN(FI_LOG_AV, "fi_av_bind: %s\n", av->eq ?
+			   "this AV already has its EQ" :
+			   "only an AV opened with FI_EVENT reports to an EQ");
+		return -FI_EINVAL;
+	}
+	mrail_eq_attach(eq);
+	av->eq = eq;
+	return 0;
+}
+
 static int mrail_av_close(struct fid *fid)
 {
 	struct mrail_av *av = container_of(fid, struct mrail_av, av_fid.fid);
 
+	if (av->eq)
+		mrail_eq_detach(av->eq);
 	av_close_rails(av);
 	pthread_mutex_lock(&av->domain->lock);
 	av->domain->refs--;
@@ -672,16 +833,19 @@ int mrail_av_open(struct fid_domain *domain_fid, struct fi_av_attr *attr,
 	if (attr->type != FI_AV_UNSPEC && attr->type != FI_AV_TABLE &&
 	    attr->type != FI_AV_MAP)
 		return -FI_EINVAL;
-	if (attr->name || attr->rx_ctx_bits || (attr->flags & FI_EVENT)) {
-		MRAIL_WARN(FI_LOG_AV, "mrail AVs are not shared, have no receive "
-			   "contexts and report no events\n");
+	if (attr->name || attr->rx_ctx_bits) {
+		MRAIL_WARN(FI_LOG_AV, "mrail AVs are not shared and have no "
+			   "receive contexts\n");
 		return -FI_ENOSYS;
 	}
+	if (attr->flags & ~FI_EVENT)
+		return -FI_EBADFLAGS;
 
 	av = calloc(1, sizeof(*av));
 	if (!av)
 		return -FI_ENOMEM;
 	av->domain = domain;
+	av->events = attr->flags & FI_EVENT;
 	av->type = attr->type == FI_AV_UNSPEC ? FI_AV_TABLE : attr->type;
 	rail_attr.count = attr->count;
 	for (i = 0; i < domain->fabric->rails.count; i++) {
@@ -710,9 +874,11 @@ int mrail_av_open(struct fid_domain *domain_fid, struct fi_av_attr *attr,
 static struct fi_ops mrail_av_fi_ops = {
 	.size = sizeof(struct fi_ops),
 	.close = mrail_av_close,
-	.bind = mrail_no_bind,
+	.bind = mrail_av_bind,
 	.control = mrail_no_control,
 	.ops_open = mrail_no_ops_open,
+	.tostr = mrail_no_tostr,
+	.ops_set = mrail_no_ops_set,
 };
 
 static struct fi_ops_av mrail_av_ops = {

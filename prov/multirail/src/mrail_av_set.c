@@ -303,6 +303,8 @@ static struct fi_ops mrail_av_set_fi_ops = {
 	.bind = mrail_no_bind,
 	.control = mrail_no_control,
 	.ops_open = mrail_no_ops_open,
+	.tostr = mrail_no_tostr,
+	.ops_set = mrail_no_ops_set,
 };
 
 static struct fi_ops_av_set mrail_av_set_ops = {

@@ -29,6 +29,7 @@ struct mrail_cntr {
 	struct mrail_wait wait;		/* cond on domain->lock */
 	struct mrail_ep *eps[MRAIL_CNTR_MAX_EPS];
 	size_t ep_count;
+	size_t mr_count;		/* regions bound (fi_mr_bind) */
 	/* Operations armed on this counter (mrail_trigger.c): FI_TRIGGER
 	 * ones wait for the count, deferred work for count + errors. */
 	struct mrail_trig_queue trig_ops, deferred;
@@ -110,6 +111,16 @@ void mrail_cntr_inc_err(struct mrail_cntr *cntr)
 {
 	cntr->err++;
 	cntr_moved(cntr);
+}
+
+void mrail_cntr_hold(struct mrail_cntr *cntr)
+{
+	cntr->mr_count++;
+}
+
+void mrail_cntr_release(struct mrail_cntr *cntr)
+{
+	cntr->mr_count--;
 }
 
 int mrail_cntr_arm(struct mrail_cntr *cntr, struct mrail_trig_op *op,
@@ -339,6 +350,13 @@ static int mrail_cntr_close(struct fid *fid)
 			   "counter; fi_poll_del it first\n", cntr->poll_refs);
 		return -FI_EBUSY;
 	}
+	if (cntr->mr_count) {
+		pthread_mutex_unlock(&domain->lock);
+		MRAIL_WARN(FI_LOG_CNTR, "fi_close: %zu memory regions count their "
+			   "remote accesses on this counter; close them first\n",
+			   cntr->mr_count);
+		return -FI_EBUSY;
+	}
 	users = mrail_trigger_cntr_users(domain, cntr);
 	if (users) {
 		pthread_mutex_unlock(&domain->lock);
@@ -430,6 +448,8 @@ static struct fi_ops mrail_cntr_fi_ops = {
 	.bind = mrail_no_bind,
 	.control = mrail_cntr_control,
 	.ops_open = mrail_no_ops_open,
+	.tostr = mrail_no_tostr,
+	.ops_set = mrail_no_ops_set,
 };
 
 static struct fi_ops_cntr mrail_cntr_ops = {

@@ -527,6 +527,8 @@ static struct fi_ops mrail_coll_mc_ops = {
 	.bind = mrail_no_bind,
 	.control = mrail_no_control,
 	.ops_open = mrail_no_ops_open,
+	.tostr = mrail_no_tostr,
+	.ops_set = mrail_no_ops_set,
 };
 
 static void group_destroy(struct mrail_ep *ep, struct mrail_coll_group *group);

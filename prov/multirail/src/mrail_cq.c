@@ -417,6 +417,8 @@ static struct fi_ops mrail_cq_fi_ops = {
 	.bind = mrail_no_bind,
 	.control = mrail_cq_control,
 	.ops_open = mrail_no_ops_open,
+	.tostr = mrail_no_tostr,
+	.ops_set = mrail_no_ops_set,
 };
 
 static struct fi_ops_cq mrail_cq_ops = {

@@ -124,6 +124,17 @@ int mrail_domain_open(struct fid_fabric *fabric_fid, struct fi_info *info,
 	ret = mrail_railset_local_addr(&fabric->rails, &domain->local_addr);
 	if (ret)
 		goto err;
+	domain->addr_format = info->addr_format == FI_FORMAT_UNSPEC ?
+			      FI_ADDR_MRAIL : info->addr_format;
+	if (domain->addr_format != FI_ADDR_MRAIL &&
+	    domain->addr_format != domain->local_addr.rails[0].format) {
+		MRAIL_WARN(FI_LOG_DOMAIN, "fi_domain: address format %u is neither "
+			   "mrail's nor the first rail's (%u); use the fi_info "
+			   "fi_getinfo gave\n", info->addr_format,
+			   domain->local_addr.rails[0].format);
+		ret = -FI_EINVAL;
+		goto err;
+	}
 	for (i = 0; i < fabric->rails.count; i++) {
 		ret = fi_domain(fabric->rail_fabrics[i], fabric->rails.rails[i].info,
 				&domain->rail_domains[i], NULL);
@@ -183,12 +194,28 @@ static int mrail_domain_control(struct fid *fid, int command, void *arg)
 	return mrail_trigger_domain_control(domain, command, arg);
 }
 
+/* fi_endpoint2: the flags (FI_PEER, ...) ask for sharing with a peer
+ * provider, which mrail does not do; without flags it is fi_endpoint. */
+static int mrail_domain_endpoint2(struct fid_domain *domain, struct fi_info *info,
+				  struct fid_ep **ep, uint64_t flags, void *context)
+{
+	if (flags) {
+		MRAIL_WARN(FI_LOG_DOMAIN, "fi_endpoint2: flags %#llx are not "
+			   "supported; pass 0 or use fi_endpoint\n",
+			   (unsigned long long) flags);
+		return -FI_EBADFLAGS;
+	}
+	return mrail_ep_open(domain, info, ep, context);
+}
+
 static struct fi_ops mrail_domain_fi_ops = {
 	.size = sizeof(struct fi_ops),
 	.close = mrail_domain_close,
 	.bind = mrail_domain_bind,
 	.control = mrail_domain_control,
 	.ops_open = mrail_no_ops_open,
+	.tostr = mrail_no_tostr,
+	.ops_set = mrail_no_ops_set,
 };
 
 static struct fi_ops_domain mrail_domain_ops = {
@@ -203,6 +230,7 @@ static struct fi_ops_domain mrail_domain_ops = {
 	.srx_ctx = mrail_domain_no_srx,
 	.query_atomic = mrail_query_atomic,
 	.query_collective = mrail_query_collective,
+	.endpoint2 = mrail_domain_endpoint2,
 };
 
 static struct fi_ops_mr mrail_domain_mr_ops = {

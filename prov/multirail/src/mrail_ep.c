@@ -526,9 +526,8 @@ static int ep_local_addr(struct mrail_ep *ep, struct mrail_addr *local)
 	return 0;
 }
 
-static int mrail_ep_getname(fid_t fid, void *addr, size_t *addrlen)
+static int ep_name(struct mrail_ep *ep, void *addr, size_t *addrlen, bool full)
 {
-	struct mrail_ep *ep = container_of(fid, struct mrail_ep, ep_fid.fid);
 	uint8_t encoded[MRAIL_ADDR_MAX_LEN];
 	struct mrail_addr local;
 	size_t needed;
@@ -539,15 +538,34 @@ static int mrail_ep_getname(fid_t fid, void *addr, size_t *addrlen)
 	ret = ep_local_addr(ep, &local);
 	if (ret)
 		return ret;
-	if (mrail_addr_encode(&local, encoded, sizeof(encoded)) < 0)
-		return -FI_EINVAL;
-	needed = mrail_addr_encoded_len(&local);
+	if (!full && ep->domain->addr_format != FI_ADDR_MRAIL) {
+		/* A socket address format: the first rail's, which peers
+		 * insert and complete with a HELLO. */
+		needed = local.rails[0].len;
+		memcpy(encoded, local.rails[0].bytes, needed);
+	} else {
+		if (mrail_addr_encode(&local, encoded, sizeof(encoded)) < 0)
+			return -FI_EINVAL;
+		needed = mrail_addr_encoded_len(&local);
+	}
 	/* As fi_cm(3) says: truncate, and report the size needed. */
 	ret = *addrlen < needed ? -FI_ETOOSMALL : 0;
 	if (addr)
 		memcpy(addr, encoded, ret ? *addrlen : needed);
 	*addrlen = needed;
 	return ret;
+}
+
+int mrail_ep_full_name(struct mrail_ep *ep, void *addr, size_t *addrlen)
+{
+	return ep_name(ep, addr, addrlen, true);
+}
+
+static int mrail_ep_getname(fid_t fid, void *addr, size_t *addrlen)
+{
+	struct mrail_ep *ep = container_of(fid, struct mrail_ep, ep_fid.fid);
+
+	return ep_name(ep, addr, addrlen, false);
 }
 
 static void ep_free(struct mrail_ep *ep)
@@ -680,6 +698,8 @@ static struct fi_ops mrail_ep_fi_ops = {
 	.bind = mrail_ep_bind,
 	.control = mrail_ep_control,
 	.ops_open = mrail_no_ops_open,
+	.tostr = mrail_no_tostr,
+	.ops_set = mrail_no_ops_set,
 };
 
 static struct fi_ops_ep mrail_ep_ops = {
@@ -687,11 +707,22 @@ static struct fi_ops_ep mrail_ep_ops = {
 	.cancel = mrail_ep_cancel,
 	.getopt = mrail_ep_getopt,
 	.setopt = mrail_ep_setopt,
+	.tx_ctx = mrail_no_tx_ctx,
+	.rx_ctx = mrail_no_rx_ctx,
+	.rx_size_left = mrail_no_size_left,
+	.tx_size_left = mrail_no_size_left,
 };
 
 static struct fi_ops_cm mrail_ep_cm_ops = {
 	.size = sizeof(struct fi_ops_cm),
+	.setname = mrail_no_setname,
 	.getname = mrail_ep_getname,
+	.getpeer = mrail_no_getpeer,
+	.connect = mrail_no_connect,
+	.listen = mrail_no_listen,
+	.accept = mrail_no_accept,
+	.reject = mrail_no_reject,
+	.shutdown = mrail_no_shutdown,
 	.join = mrail_coll_join,
 };
 

@@ -436,6 +436,8 @@ static struct fi_ops mrail_eq_fi_ops = {
 	.bind = mrail_no_bind,
 	.control = mrail_eq_control,
 	.ops_open = mrail_no_ops_open,
+	.tostr = mrail_no_tostr,
+	.ops_set = mrail_no_ops_set,
 };
 
 static struct fi_ops_eq mrail_eq_ops = {

@@ -135,12 +135,29 @@ static int mrail_fabric_trywait(struct fid_fabric *fabric, struct fid **fids,
 	return 0;
 }
 
+/* fi_domain2: the flags (FI_PEER, ...) ask for sharing with a peer
+ * provider, which mrail does not do; without flags it is fi_domain. */
+static int mrail_fabric_domain2(struct fid_fabric *fabric, struct fi_info *info,
+				struct fid_domain **domain, uint64_t flags,
+				void *context)
+{
+	if (flags) {
+		MRAIL_WARN(FI_LOG_FABRIC, "fi_domain2: flags %#llx are not "
+			   "supported; pass 0 or use fi_domain\n",
+			   (unsigned long long) flags);
+		return -FI_EBADFLAGS;
+	}
+	return mrail_domain_open(fabric, info, domain, context);
+}
+
 static struct fi_ops mrail_fabric_fi_ops = {
 	.size = sizeof(struct fi_ops),
 	.close = mrail_fabric_close,
 	.bind = mrail_no_bind,
 	.control = mrail_no_control,
 	.ops_open = mrail_no_ops_open,
+	.tostr = mrail_no_tostr,
+	.ops_set = mrail_no_ops_set,
 };
 
 static struct fi_ops_fabric mrail_fabric_ops = {
@@ -150,4 +167,5 @@ static struct fi_ops_fabric mrail_fabric_ops = {
 	.eq_open = mrail_eq_open,
 	.wait_open = mrail_fabric_no_wait,
 	.trywait = mrail_fabric_trywait,
+	.domain2 = mrail_fabric_domain2,
 };

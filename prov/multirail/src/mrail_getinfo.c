@@ -11,6 +11,7 @@
 #include <strings.h>
 
 #include "mrail_ip.h"
+#include "offer.h"
 
 /*
  * libfabric's private fi_getinfo flags (include/ofi.h, not installed): a
@@ -32,6 +33,68 @@
 /* Offered only to hints that ask for them (fi_collective(3): the
  * application asks for FI_COLLECTIVE); never in a default offer. */
 #define MRAIL_CAPS_ON_REQUEST (FI_COLLECTIVE)
+
+/* Secondary capabilities reported even unasked: peers on this host and on
+ * others go the same way, so neither costs anything. */
+#define MRAIL_CAPS_FREE (FI_LOCAL_COMM | FI_REMOTE_COMM)
+
+/* Sequence numbers restore send order whatever rail a message took; no
+ * other ordering is promised (RMA and atomics may take any rail). */
+#define MRAIL_MSG_ORDER FI_ORDER_SAS
+
+static const struct mrail_offer_prov mrail_offer_prov = {
+	.supported = MRAIL_CAPS | MRAIL_CAPS_ON_REQUEST,
+	.on_request = MRAIL_CAPS_ON_REQUEST,
+	.free_secondary = MRAIL_CAPS_FREE,
+};
+
+/* What the hints ask that mrail's offer decides: capabilities, mr_mode
+ * and ordering. */
+struct offer_terms {
+	struct mrail_offer_caps caps;
+	int mr_mode;
+	uint32_t addr_format;
+};
+
+static int hints_negotiate(uint32_t version, const struct fi_info *hints,
+			   struct offer_terms *terms)
+{
+	const struct fi_domain_attr *dom = hints ? hints->domain_attr : NULL;
+	const struct fi_tx_attr *tx = hints ? hints->tx_attr : NULL;
+	const struct fi_rx_attr *rx = hints ? hints->rx_attr : NULL;
+	char err[200] = "";
+	int ret;
+
+	ret = mrail_offer_caps(&mrail_offer_prov, hints ? hints->caps : 0,
+			       dom ? dom->caps : 0, tx ? tx->caps : 0,
+			       rx ? rx->caps : 0, &terms->caps, err, sizeof(err));
+	if (!ret)
+		ret = mrail_offer_mr_mode(version, dom ? dom->mr_mode : 0,
+					  &terms->mr_mode, err, sizeof(err));
+	if (ret) {
+		MRAIL_INFO(FI_LOG_CORE, "%s\n", err);
+		return -FI_ENODATA;
+	}
+	if (tx && (!mrail_offer_order_ok(MRAIL_MSG_ORDER, tx->msg_order) ||
+		   !mrail_offer_order_ok(FI_ORDER_NONE, tx->comp_order))) {
+		MRAIL_INFO(FI_LOG_CORE, "hints->tx_attr asks for message order "
+			   "%#llx, completion order %#llx; mrail keeps only "
+			   "send-after-send order (FI_ORDER_SAS)\n",
+			   (unsigned long long) tx->msg_order,
+			   (unsigned long long) tx->comp_order);
+		return -FI_ENODATA;
+	}
+	if (rx && (!mrail_offer_order_ok(MRAIL_MSG_ORDER, rx->msg_order) ||
+		   !mrail_offer_order_ok(FI_ORDER_NONE, rx->comp_order))) {
+		MRAIL_INFO(FI_LOG_CORE, "hints->rx_attr asks for message order "
+			   "%#llx, completion order %#llx; mrail keeps only "
+			   "send-after-send order (FI_ORDER_SAS)\n",
+			   (unsigned long long) rx->msg_order,
+			   (unsigned long long) rx->comp_order);
+		return -FI_ENODATA;
+	}
+	return 0;
+}
 
 /* Set while this thread is inside mrail_getinfo: with the application's own
  * libfabric as corelib, discovery would otherwise reach mrail again. */
@@ -78,9 +141,6 @@ static bool hints_exclude_mrail(const struct fi_info *hints)
 				    FI_TYPE_CAPS));
 		return true;
 	}
-	if (hints->addr_format != FI_FORMAT_UNSPEC &&
-	    hints->addr_format != FI_ADDR_MRAIL)
-		return true;
 	return false;
 }
 
@@ -134,6 +194,18 @@ static void info_limit_to_rails(const struct mrail_railset *set, struct fi_info 
 	}
 }
 
+/* A socket address format: the endpoint is named by its first rail. */
+static int info_set_addr_rail0(const struct mrail_rail_addr *rail, void **addr,
+			       size_t *addrlen)
+{
+	*addr = malloc(rail->len);
+	if (!*addr)
+		return -FI_ENOMEM;
+	memcpy(*addr, rail->bytes, rail->len);
+	*addrlen = rail->len;
+	return 0;
+}
+
 static int info_set_src_addr(const struct mrail_railset *set, struct fi_info *info)
 {
 	struct mrail_addr addr;
@@ -144,6 +216,9 @@ static int info_set_src_addr(const struct mrail_railset *set, struct fi_info *in
 	ret = mrail_railset_local_addr(set, &addr);
 	if (ret)
 		return ret;
+	if (info->addr_format != FI_ADDR_MRAIL)
+		return info_set_addr_rail0(&addr.rails[0], &info->src_addr,
+					   &info->src_addrlen);
 	/* 0: the rails' addresses break the rules every peer enforces. */
 	needed = mrail_addr_encoded_len(&addr);
 	if (!needed) {
@@ -187,6 +262,9 @@ static int info_set_dest_addr(const struct mrail_railset *set, uint32_t version,
 	ret = mrail_railset_peer_addr(set, version, node, service, &peer);
 	if (ret)
 		return ret;
+	if (info->addr_format != FI_ADDR_MRAIL)
+		return info_set_addr_rail0(&peer.rails[0], &info->dest_addr,
+					   &info->dest_addrlen);
 	needed = mrail_addr_encoded_len(&peer);
 	info->dest_addr = needed ? malloc(needed) : NULL;
 	if (!info->dest_addr)
@@ -198,7 +276,8 @@ static int info_set_dest_addr(const struct mrail_railset *set, uint32_t version,
 }
 
 static int info_from_railset(const struct mrail_railset *set,
-			     const struct fi_info *hints, struct fi_info **out)
+			     const struct fi_info *hints,
+			     const struct offer_terms *terms, struct fi_info **out)
 {
 	struct fi_info *info;
 	int ret;
@@ -207,9 +286,9 @@ static int info_from_railset(const struct mrail_railset *set,
 	if (!info)
 		return -FI_ENOMEM;
 
-	info->caps = hints && hints->caps ? hints->caps : MRAIL_CAPS;
+	info->caps = terms->caps.caps;
 	info->mode = 0;
-	info->addr_format = FI_ADDR_MRAIL;
+	info->addr_format = terms->addr_format;
 	info->ep_attr->type = FI_EP_RDM;
 	info->ep_attr->protocol = FI_PROTO_UNSPEC;
 	info->ep_attr->protocol_version = 1;
@@ -232,10 +311,15 @@ static int info_from_railset(const struct mrail_railset *set,
 	info->domain_attr->cntr_cnt = MRAIL_CNTR_CNT;
 	info->domain_attr->resource_mgmt = FI_RM_ENABLED;
 	info->domain_attr->av_type = FI_AV_UNSPEC;
-	info->domain_attr->mr_mode = 0;
+	info->domain_attr->mr_mode = terms->mr_mode;
+	info->domain_attr->caps = terms->caps.domain_caps;
+	/* One IO vector per region (mrail_mr_regv), keys of 64 bits chosen
+	 * by the application. */
+	info->domain_attr->mr_iov_limit = 1;
+	info->domain_attr->mr_key_size = sizeof(uint64_t);
 	info->domain_attr->cq_data_size = sizeof(uint64_t);
-	info->tx_attr->caps = info->caps;
-	info->rx_attr->caps = info->caps;
+	info->tx_attr->caps = terms->caps.tx_caps;
+	info->rx_attr->caps = terms->caps.rx_caps;
 	/* Defaults of fi_send, fi_recv...: what was asked, where supported. */
 	if (hints && hints->tx_attr)
 		info->tx_attr->op_flags = hints->tx_attr->op_flags & MRAIL_TX_OP_FLAGS;
@@ -251,9 +335,8 @@ static int info_from_railset(const struct mrail_railset *set,
 	info->tx_attr->rma_iov_limit = 1;
 	info->rx_attr->iov_limit = MRAIL_IOV_LIMIT;
 	info->tx_attr->size = MRAIL_TX_BUFS_PER_RAIL * set->count;
-	/* Sequence numbers restore send order whatever rail a message took. */
-	info->tx_attr->msg_order = FI_ORDER_SAS;
-	info->rx_attr->msg_order = FI_ORDER_SAS;
+	info->tx_attr->msg_order = MRAIL_MSG_ORDER;
+	info->rx_attr->msg_order = MRAIL_MSG_ORDER;
 
 	info->fabric_attr->name = mrail_railset_join_names(set, true);
 	info->fabric_attr->prov_version = MRAIL_PROV_VERSION;
@@ -278,12 +361,13 @@ int mrail_getinfo(uint32_t version, const char *node, const char *service,
 {
 	struct mrail_railset set;
 	struct fi_info *offer = NULL;
+	struct offer_terms terms;
 	bool asked_by_name = asked_for_mrail(hints);
 	int ret;
 
 	*info = NULL;
 	if (in_getinfo || (flags & MRAIL_OFI_INTERNAL_FLAGS) ||
-	    hints_exclude_mrail(hints))
+	    hints_exclude_mrail(hints) || hints_negotiate(version, hints, &terms))
 		return -FI_ENODATA;
 
 	in_getinfo = true;
@@ -319,7 +403,17 @@ int mrail_getinfo(uint32_t version, const char *node, const char *service,
 	if (ret)
 		goto out;
 
-	ret = info_from_railset(&set, hints, &offer);
+	if (mrail_offer_addr_format(hints ? hints->addr_format : FI_FORMAT_UNSPEC,
+				    set.rails[0].info->addr_format, FI_ADDR_MRAIL,
+				    &terms.addr_format)) {
+		MRAIL_INFO(FI_LOG_CORE, "hints ask for address format %u; mrail "
+			   "takes its own (FI_ADDR_MRAIL) or, when its first "
+			   "rail uses one, a socket address (FI_SOCKADDR*)\n",
+			   hints->addr_format);
+		ret = -FI_ENODATA;
+		goto out;
+	}
+	ret = info_from_railset(&set, hints, &terms, &offer);
 	if (ret)
 		goto out;
 	if (!hints_match_names(hints, offer)) {

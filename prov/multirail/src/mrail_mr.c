@@ -249,17 +249,49 @@ int mrail_mr_regattr(struct fid *fid, const struct fi_mr_attr *attr,
 			     attr->context);
 }
 
-/* Counters count no RMA events yet, and mr_mode 0 has no FI_MR_ENDPOINT. */
+/*
+ * A counter: it counts the peers' accesses to this region of the kinds in
+ * flags (FI_REMOTE_WRITE: RMA writes and atomics that write, FI_REMOTE_READ:
+ * RMA reads and fetching atomics), each once it is done at this target
+ * (mrail_rma_target_complete). One counter per region; binding it again
+ * adds kinds. Nothing else binds: regions belong to the domain (mr_mode has
+ * no FI_MR_ENDPOINT).
+ */
 static int mrail_mr_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 {
-	if (bfid && bfid->fclass == FI_CLASS_CNTR) {
-		MRAIL_WARN(FI_LOG_MR, "fi_mr_bind: mrail does not count accesses to "
-			   "memory regions (no RMA events yet)\n");
-		return -FI_ENOSYS;
+	struct mrail_mr *mr = container_of(fid, struct mrail_mr, mr_fid.fid);
+	struct mrail_cntr *cntr = mrail_cntr_from_fid(bfid);
+
+	if (!cntr) {
+		MRAIL_WARN(FI_LOG_MR, "fi_mr_bind: mrail's regions bind only to "
+			   "mrail counters; they belong to the domain (mr_mode "
+			   "has no FI_MR_ENDPOINT)\n");
+		return -FI_EINVAL;
 	}
-	MRAIL_WARN(FI_LOG_MR, "fi_mr_bind: mrail's regions belong to the domain "
-		   "(mr_mode has no FI_MR_ENDPOINT) and bind to nothing\n");
-	return -FI_EINVAL;
+	if (flags & ~(FI_REMOTE_WRITE | FI_REMOTE_READ)) {
+		MRAIL_WARN(FI_LOG_MR, "fi_mr_bind: flags %#llx; a counter counts "
+			   "FI_REMOTE_WRITE and/or FI_REMOTE_READ\n",
+			   (unsigned long long) flags);
+		return -FI_EBADFLAGS;
+	}
+	if (!flags) {
+		MRAIL_WARN(FI_LOG_MR, "fi_mr_bind: say which accesses the counter "
+			   "counts (FI_REMOTE_WRITE, FI_REMOTE_READ)\n");
+		return -FI_EINVAL;
+	}
+	pthread_mutex_lock(&mr->domain->lock);
+	if (mr->cntr && mr->cntr != cntr) {
+		pthread_mutex_unlock(&mr->domain->lock);
+		MRAIL_WARN(FI_LOG_MR, "fi_mr_bind: this region already counts on "
+			   "another counter; mrail keeps one per region\n");
+		return -FI_EBUSY;
+	}
+	if (!mr->cntr)
+		mrail_cntr_hold(cntr);
+	mr->cntr = cntr;
+	mr->cntr_flags |= flags;
+	pthread_mutex_unlock(&mr->domain->lock);
+	return 0;
 }
 
 /*
@@ -329,6 +361,8 @@ static int mrail_mr_close(struct fid *fid)
 
 	pthread_mutex_lock(&domain->lock);
 	HASH_DEL(mrail_domain_objs(domain)->mr_by_key, mr);
+	if (mr->cntr)
+		mrail_cntr_release(mr->cntr);
 	mr_close_rails(mr);
 	domain->refs--;
 	pthread_mutex_unlock(&domain->lock);
@@ -342,4 +376,6 @@ static struct fi_ops mrail_mr_fi_ops = {
 	.bind = mrail_mr_bind,
 	.control = mrail_mr_control,
 	.ops_open = mrail_no_ops_open,
+	.tostr = mrail_no_tostr,
+	.ops_set = mrail_no_ops_set,
 };

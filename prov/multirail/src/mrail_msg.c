@@ -326,7 +326,7 @@ static int hello_send(struct mrail_ep *ep, const struct mrail_hello *hello)
 	if (!buf)
 		return -FI_EAGAIN;
 	/* Our name is the rails' bound addresses, known once enabled. */
-	ret = fi_getname(&ep->ep_fid.fid, buf->data + MRAIL_WIRE_HDR_LEN, &len);
+	ret = mrail_ep_full_name(ep, buf->data + MRAIL_WIRE_HDR_LEN, &len);
 	if (ret) {
 		mrail_tx_buf_put(ep, buf);
 		return ret;
@@ -1060,13 +1060,17 @@ ssize_t mrail_send_common(struct mrail_ep *ep, const struct iovec *iov, size_t c
 		.flags = FI_SEND | (tagged ? FI_TAGGED : FI_MSG),
 		.src = FI_ADDR_NOTAVAIL,
 	};
+	/* fi_inject calls never complete; FI_INJECT on fi_sendmsg only says
+	 * the buffer is free at return, the send completes as usual
+	 * (fi_msg(3)). */
 	bool complete_user = !inject && (!ep->tx_selective || (flags & FI_COMPLETION));
+	bool copy_now = inject || (flags & FI_INJECT);
 	struct mrail_av_peer *peer;
 	ssize_t ret;
 
 	if (count > MRAIL_IOV_LIMIT)
 		return -FI_EINVAL;
-	if ((inject && len > MRAIL_EAGER_MAX) || len > MRAIL_MAX_MSG)
+	if ((copy_now && len > MRAIL_EAGER_MAX) || len > MRAIL_MAX_MSG)
 		return -FI_EMSGSIZE;
 	if (!ep->enabled)
 		return -FI_EOPBADSTATE;
@@ -1092,7 +1096,7 @@ ssize_t mrail_send_common(struct mrail_ep *ep, const struct iovec *iov, size_t c
 	if (hdr.op == MRAIL_OP_EAGER) {
 		hdr.payload_len = (uint32_t) len;
 		ret = send_eager(ep, iov, count, dest, &hdr, &user, complete_user,
-				 !inject && (flags & FI_DELIVERY_COMPLETE));
+				 !copy_now && (flags & FI_DELIVERY_COMPLETE));
 	} else {
 		ret = mrail_rdv_send(ep, iov, count, dest, &hdr, &user, complete_user);
 	}
@@ -1195,8 +1199,7 @@ static ssize_t mrail_sendmsg(struct fid_ep *ep, const struct fi_msg *msg,
 	if (flags & FI_TRIGGER)
 		return mrail_trigger_post(EP(ep), FI_OP_SEND, msg, NULL, NULL, flags);
 	return mrail_send_common(EP(ep), msg->msg_iov, msg->iov_count, msg->addr, 0,
-				 msg->data, msg->context, flags, false,
-				 flags & FI_INJECT);
+				 msg->data, msg->context, flags, false, false);
 }
 
 static ssize_t mrail_inject(struct fid_ep *ep, const void *buf, size_t len,

@@ -74,6 +74,8 @@ ssize_t mrail_post_recv(struct mrail_ep *ep, const struct iovec *iov, size_t cou
 			fi_addr_t src, uint64_t tag, uint64_t ignore, void *context,
 			uint64_t flags, bool tagged);
 
+/* inject: an fi_inject call (no completion); FI_INJECT in flags only
+ * limits the size, the send completes. */
 ssize_t mrail_send_common(struct mrail_ep *ep, const struct iovec *iov, size_t count,
 			  fi_addr_t dest, uint64_t tag, uint64_t data, void *context,
 			  uint64_t flags, bool tagged, bool inject);
@@ -177,7 +179,8 @@ void mrail_rdv_read_refused(struct mrail_ep *ep, fi_addr_t peer, uint64_t req_id
 			    int err);
 /* The target lets reader read len bytes: the grant's id (its ACK counts
  * one remote read), or 0 when out of memory. */
-uint64_t mrail_rdv_grant_add(struct mrail_ep *ep, fi_addr_t reader, uint64_t len);
+uint64_t mrail_rdv_grant_add(struct mrail_ep *ep, fi_addr_t reader, uint64_t len,
+			     uint64_t key);
 /* Whether operations this endpoint started still wait for a peer
  * (FI_FENCE waits for them). */
 bool mrail_rdv_own_ops_pending(struct mrail_ep *ep);

@@ -316,12 +316,14 @@ uint64_t mrail_rdv_read_wait_add(struct mrail_ep *ep, fi_addr_t dest,
 	return wait->req_id;
 }
 
-uint64_t mrail_rdv_grant_add(struct mrail_ep *ep, fi_addr_t reader, uint64_t len)
+uint64_t mrail_rdv_grant_add(struct mrail_ep *ep, fi_addr_t reader, uint64_t len,
+			     uint64_t key)
 {
 	struct mrail_cq_entry entry = {
 		.flags = FI_RMA | FI_REMOTE_READ,
 		.len = len,
 		.src = reader,
+		.key = key,
 	};
 	struct mrail_rdv_send *wait = wait_add(ep, reader, MRAIL_WAIT_GRANT,
 					       &entry, false);

@@ -45,6 +45,14 @@ void mrail_rma_target_complete(struct mrail_ep *ep,
 {
 	bool write = entry->flags & FI_REMOTE_WRITE;
 	struct mrail_cntr *cntr = write ? ep->rwrite_cntr : ep->rread_cntr;
+	/* The region's own counter (fi_mr_bind), if it is still open. */
+	struct mrail_mr *mr = mrail_mr_lookup(ep->domain, entry->key);
+	struct mrail_cntr *mr_cntr = mr && (mr->cntr_flags &
+		(write ? FI_REMOTE_WRITE : FI_REMOTE_READ)) ? mr->cntr : NULL;
+
+	/* One access counts once on a counter bound both ways. */
+	if (mr_cntr == cntr)
+		mr_cntr = NULL;
 
 	if (status) {
 		MRAIL_WARN(FI_LOG_EP_DATA, "a remote %s of %zu bytes by peer %"
@@ -53,10 +61,14 @@ void mrail_rma_target_complete(struct mrail_ep *ep,
 			   fi_strerror(-status));
 		if (cntr)
 			mrail_cntr_inc_err(cntr);
+		if (mr_cntr)
+			mrail_cntr_inc_err(mr_cntr);
 		return;
 	}
 	if (cntr)
 		mrail_cntr_inc(cntr);
+	if (mr_cntr)
+		mrail_cntr_inc(mr_cntr);
 	if (write && (entry->flags & FI_REMOTE_CQ_DATA)) {
 		if (ep->rx_cq)
 			mrail_cq_write(ep->rx_cq, entry);
@@ -145,6 +157,7 @@ static void rma_handle_write(struct mrail_ep *ep, size_t rail, fi_addr_t peer,
 		return;
 	}
 	entry.len = rma.len;
+	entry.key = rma.key;
 	iov.iov_base = (uint8_t *) mr->base + rma.addr;
 	iov.iov_len = rma.len;
 	if (inline_data) {
@@ -195,13 +208,14 @@ static void rma_handle_read_req(struct mrail_ep *ep, size_t rail, fi_addr_t peer
 		mrail_rdv_ack_sender(ep, peer, hdr->req_id, ret);
 		return;
 	}
+	entry.key = rma.key;
 	if (!rma.len) {
 		/* Nothing to read: the answer is the whole operation. */
 		mrail_rma_target_complete(ep, &entry, 0);
 		mrail_rdv_ack_sender(ep, peer, hdr->req_id, 0);
 		return;
 	}
-	grant = mrail_rdv_grant_add(ep, peer, rma.len);
+	grant = mrail_rdv_grant_add(ep, peer, rma.len, rma.key);
 	if (!grant) {
 		mrail_rdv_ack_sender(ep, peer, hdr->req_id, -FI_ENOMEM);
 		return;
