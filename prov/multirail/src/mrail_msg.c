@@ -1066,7 +1066,10 @@ ssize_t mrail_send_common(struct mrail_ep *ep, const struct iovec *iov, size_t c
 
 	if (count > MRAIL_IOV_LIMIT)
 		return -FI_EINVAL;
-	if ((inject && len > MRAIL_EAGER_MAX) || len > MRAIL_MAX_MSG)
+	/* FI_INJECT (fi_sendmsg): the buffer is ours once the call returns,
+	 * which only an eager copy gives; it still completes (fi_msg(3)). */
+	if (((inject || (flags & FI_INJECT)) && len > MRAIL_EAGER_MAX) ||
+	    len > MRAIL_MAX_MSG)
 		return -FI_EMSGSIZE;
 	if (!ep->enabled)
 		return -FI_EOPBADSTATE;
@@ -1195,8 +1198,7 @@ static ssize_t mrail_sendmsg(struct fid_ep *ep, const struct fi_msg *msg,
 	if (flags & FI_TRIGGER)
 		return mrail_trigger_post(EP(ep), FI_OP_SEND, msg, NULL, NULL, flags);
 	return mrail_send_common(EP(ep), msg->msg_iov, msg->iov_count, msg->addr, 0,
-				 msg->data, msg->context, flags, false,
-				 flags & FI_INJECT);
+				 msg->data, msg->context, flags, false, false);
 }
 
 static ssize_t mrail_inject(struct fid_ep *ep, const void *buf, size_t len,

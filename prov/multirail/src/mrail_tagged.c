@@ -164,8 +164,7 @@ static ssize_t mrail_tsendmsg(struct fid_ep *ep, const struct fi_msg_tagged *msg
 	if (flags & FI_TRIGGER)
 		return mrail_trigger_post(EP(ep), FI_OP_TSEND, msg, NULL, NULL, flags);
 	return mrail_send_common(EP(ep), msg->msg_iov, msg->iov_count, msg->addr,
-				 msg->tag, msg->data, msg->context, flags, true,
-				 flags & FI_INJECT);
+				 msg->tag, msg->data, msg->context, flags, true, false);
 }
 
 static ssize_t mrail_tinject(struct fid_ep *ep, const void *buf, size_t len,
