@@ -117,7 +117,12 @@ static ssize_t mrail_trecvmsg(struct fid_ep *ep_fid, const struct fi_msg_tagged 
 	if (!ep->enabled)
 		return -FI_EOPBADSTATE;
 	pthread_mutex_lock(&ep->domain->lock);
-	if (flags & FI_PEEK)
+	/* As a receive from an address the AV does not hold is refused. */
+	if ((flags & FI_PEEK) && (ep->caps & FI_DIRECTED_RECV) &&
+	    msg->addr != FI_ADDR_UNSPEC &&
+	    mrail_av_canon(ep->av, msg->addr) == FI_ADDR_NOTAVAIL)
+		ret = -FI_EINVAL;
+	else if (flags & FI_PEEK)
 		tagged_peek(ep, msg, flags);
 	else
 		ret = tagged_claim(ep, msg, flags);
