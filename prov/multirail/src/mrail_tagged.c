@@ -177,7 +177,8 @@ static ssize_t mrail_tinject(struct fid_ep *ep, const void *buf, size_t len,
 {
 	struct iovec iov = { .iov_base = (void *) buf, .iov_len = len };
 
-	return mrail_send_common(EP(ep), &iov, 1, dest, tag, 0, NULL, 0, true, true);
+	return mrail_send_common(EP(ep), &iov, 1, dest, tag, 0, NULL,
+				 EP(ep)->tx_op_flags & FI_DELIVERY_COMPLETE, true, true);
 }
 
 static ssize_t mrail_tsenddata(struct fid_ep *ep, const void *buf, size_t len,
@@ -196,7 +197,8 @@ static ssize_t mrail_tinjectdata(struct fid_ep *ep, const void *buf, size_t len,
 	struct iovec iov = { .iov_base = (void *) buf, .iov_len = len };
 
 	return mrail_send_common(EP(ep), &iov, 1, dest, tag, data, NULL,
-				 FI_REMOTE_CQ_DATA, true, true);
+				 FI_REMOTE_CQ_DATA |
+				 (EP(ep)->tx_op_flags & FI_DELIVERY_COMPLETE), true, true);
 }
 
 struct fi_ops_tagged mrail_tagged_ops = {
