@@ -9,8 +9,11 @@
  * meet on a TCP control connection (port -E), swap fi_getname addresses
  * over it and use it for the few synchronisations the tests need. The
  * tests: send/recv ping-pong, tags and ignore masks, remote CQ data,
- * fi_inject, ordering of unexpected messages, truncation, and an exact count
- * of completions after each test. Every receive buffer has guard bytes on
+ * fi_inject and fi_sendmsg(FI_INJECT), ordering of unexpected messages,
+ * truncation, multi-receive buffers, the same peer inserted twice (both
+ * entries in turn, FI_DELIVERY_COMPLETE, then the first removed), with -N a
+ * burst right after first contact, and an exact count of completions after
+ * each test. Every receive buffer has guard bytes on
  * both sides. Prints failed checks (every check with -v) and exits 0 only if
  * every check passed.
  */
@@ -66,6 +69,10 @@
 #define LATE_EAGER_SIZE		1000
 #define LATE_RDV_SIZE		100003
 #define LATE_WAIT_MS		300
+/* run_first_burst: sends posted right after the first contact (-N). */
+#define FIRST_BURST		5
+/* run_alias: sends alternating between a peer's two AV entries. */
+#define ALIAS_BURST		12
 /* Truncation cases: a small (eager) message and a large one, which a
  * multirail provider may move differently (mrail: by rendezvous). */
 static const struct trunc_case {
@@ -124,6 +131,9 @@ enum sync_code {
 	SYNC_OPTS,
 	SYNC_MULTI,
 	SYNC_LATE,
+	SYNC_FIRST_BURST,
+	SYNC_ALIAS,
+	SYNC_ALIAS_REMOVED,
 	SYNC_END,
 	SIG_POSTED = 'p',
 	SIG_SENT = 's',
@@ -137,6 +147,7 @@ enum op_kind {
 	OP_RECV,
 	OP_TRECV,
 	OP_MRECV,	/* fi_recvmsg with FI_MULTI_RECV */
+	OP_SENDMSG_INJECT,	/* fi_sendmsg with FI_INJECT: completes */
 };
 
 struct options {
@@ -170,6 +181,11 @@ struct op {
 	uint64_t tag;
 	uint64_t ignore;
 	uint64_t data;
+	/* OP_TSEND: to this entry instead of the session's peer, and with
+	 * FI_DELIVERY_COMPLETE (fi_tsendmsg). */
+	bool has_dest;
+	fi_addr_t dest;
+	bool delivery_complete;
 	int completions;
 	struct fi_cq_tagged_entry entry;
 	int err;			/* positive FI_E* of an error completion */
@@ -709,6 +725,8 @@ static const char *op_name(enum op_kind kind)
 		return "fi_trecv";
 	case OP_MRECV:
 		return "fi_recvmsg(FI_MULTI_RECV)";
+	case OP_SENDMSG_INJECT:
+		return "fi_sendmsg(FI_INJECT)";
 	}
 	return "?";
 }
@@ -942,8 +960,19 @@ static ssize_t post_once(struct session *s, struct op *op)
 		return fi_send(s->ep, op->buf, op->len, NULL, s->peer, ctx);
 	case OP_SENDDATA:
 		return fi_senddata(s->ep, op->buf, op->len, NULL, op->data, s->peer, ctx);
-	case OP_TSEND:
-		return fi_tsend(s->ep, op->buf, op->len, NULL, s->peer, op->tag, ctx);
+	case OP_TSEND: {
+		fi_addr_t dest = op->has_dest ? op->dest : s->peer;
+		struct iovec iov = { .iov_base = op->buf, .iov_len = op->len };
+		struct fi_msg_tagged msg = {
+			.msg_iov = &iov, .iov_count = 1, .addr = dest,
+			.tag = op->tag, .context = ctx,
+		};
+
+		if (op->delivery_complete)
+			return fi_tsendmsg(s->ep, &msg,
+					   FI_DELIVERY_COMPLETE | FI_COMPLETION);
+		return fi_tsend(s->ep, op->buf, op->len, NULL, dest, op->tag, ctx);
+	}
 	case OP_TSENDDATA:
 		return fi_tsenddata(s->ep, op->buf, op->len, NULL, op->data, s->peer,
 				    op->tag, ctx);
@@ -960,6 +989,15 @@ static ssize_t post_once(struct session *s, struct op *op)
 		};
 
 		return fi_recvmsg(s->ep, &msg, FI_MULTI_RECV | FI_COMPLETION);
+	}
+	case OP_SENDMSG_INJECT: {
+		struct iovec iov = { .iov_base = op->buf, .iov_len = op->len };
+		struct fi_msg msg = {
+			.msg_iov = &iov, .iov_count = 1,
+			.addr = s->peer, .context = ctx,
+		};
+
+		return fi_sendmsg(s->ep, &msg, FI_INJECT | FI_COMPLETION);
 	}
 	}
 	return -FI_EINVAL;
@@ -1321,13 +1359,27 @@ static void inject_receive(struct session *s, struct buf *b, size_t size, uint32
 }
 
 /* fi_inject hands the buffer back on return: scribbling over it at once
- * shows whether the provider really took a copy. */
+ * shows whether the provider really took a copy. Every other iteration
+ * sends with fi_sendmsg(FI_INJECT) instead, which hands it back as early but
+ * still completes, once (fi_msg(3): only fi_inject has no completion). */
 static void inject_send(struct session *s, struct buf *b, size_t size, uint32_t iter)
 {
+	char where[48];
+	struct op op;
+
 	fill_pattern(b->data, size, PAT_INJECT, size, iter);
 	oob_wait_signal(s, SIG_POSTED, "post a receive for fi_inject");
-	post_inject(s, b->data, size);
+	if (!(iter % 2)) {
+		post_inject(s, b->data, size);
+		poison_for(b->data, size, PAT_INJECT, size, iter);
+		return;
+	}
+	op_init(&op, OP_SENDMSG_INJECT, b->data, size);
+	post_op(s, &op);
 	poison_for(b->data, size, PAT_INJECT, size, iter);
+	wait_ops(s, &op, 1, "fi_sendmsg(FI_INJECT)");
+	snprintf(where, sizeof(where), "iteration %u, fi_sendmsg(FI_INJECT)", iter);
+	expect_completed(&op, FI_SEND | FI_MSG, where);
 }
 
 static void test_inject(struct session *s, size_t size, enum direction dir)
@@ -1336,8 +1388,8 @@ static void test_inject(struct session *s, size_t size, enum direction dir)
 	uint32_t iter;
 
 	buf_alloc(&b, size);
-	check_begin("fi_inject, no transmit completion, %zu bytes, %s", size,
-		    dir_name(s, dir));
+	check_begin("fi_inject (no transmit completion) and fi_sendmsg(FI_INJECT) "
+		    "(one), %zu bytes, %s", size, dir_name(s, dir));
 	for (iter = 0; iter < s->opt.iters; iter++) {
 		if (is_sender(s, dir))
 			inject_send(s, &b, size, iter);
@@ -2421,6 +2473,184 @@ static void run_late_insert(struct session *s)
 	end_test(s, "late insert", SYNC_LATE);
 }
 
+/*
+ * -N: fi_rdm_tagged_peek's pattern. Right after the first contact (over the
+ * provider's first rail only) the client posts a few sends back to back and
+ * takes -FI_EAGAIN as a failure, as that fabtest does. mrail round-robins
+ * them onto rails whose connection ofi_rxm has not set up yet, which push
+ * back while it connects: a send must then go on a rail that takes it.
+ * The server receives them in send order, byte for byte.
+ */
+static void run_first_burst(struct session *s)
+{
+	struct op ops[FIRST_BURST];
+	struct buf bufs[FIRST_BURST];
+	char detail[96];
+	unsigned k, refused = 0;
+	ssize_t ret;
+
+	bufs_alloc(bufs, FIRST_BURST, LATE_EAGER_SIZE);
+	if (!s->is_server) {
+		check_begin("%d sends right after the first contact, none refused "
+			    "(a rail still connecting is no reason)", FIRST_BURST);
+		for (k = 0; k < FIRST_BURST; k++) {
+			order_fill(bufs[k].data, LATE_EAGER_SIZE, 0, k);
+			op_init(&ops[k], OP_TSEND, bufs[k].data, LATE_EAGER_SIZE);
+			ops[k].tag = TAG_ORDER | k;
+			ret = post_once(s, &ops[k]);
+			if (ret == -FI_EAGAIN) {
+				refused++;
+				post_op(s, &ops[k]);
+				continue;
+			}
+			if (ret)
+				fatal("fi_tsend right after the first contact: %s",
+				      fi_strerror((int) -ret));
+			pending_add(s, &ops[k]);
+		}
+		snprintf(detail, sizeof(detail), "%u of %d refused with -FI_EAGAIN",
+			 refused, FIRST_BURST);
+		if (refused && prov_is_mrail(s))
+			check_fail("%s", detail);
+		else if (refused)
+			note_skip("sends without -FI_EAGAIN after the first contact",
+				  detail);
+		oob_signal(s, SIG_SENT);
+		wait_ops(s, ops, FIRST_BURST, "sends right after the first contact");
+		for (k = 0; k < FIRST_BURST; k++)
+			expect_completed(&ops[k], FI_SEND | FI_TAGGED, "first burst");
+	} else {
+		check_begin("%d messages sent right after the first contact, in "
+			    "send order", FIRST_BURST);
+		oob_wait_signal(s, SIG_SENT, "send its first burst");
+		for (k = 0; k < FIRST_BURST; k++) {
+			order_poison(bufs[k].data, LATE_EAGER_SIZE, 0, k);
+			op_init(&ops[k], OP_TRECV, bufs[k].data, LATE_EAGER_SIZE);
+			ops[k].tag = TAG_ORDER;
+			ops[k].ignore = TAG_ORDER_IGNORE;
+			post_op(s, &ops[k]);
+		}
+		wait_ops(s, ops, FIRST_BURST, "the first burst");
+		for (k = 0; k < FIRST_BURST; k++)
+			order_check_one(&ops[k], &bufs[k], LATE_EAGER_SIZE, 0, k, true);
+	}
+	check_end();
+	bufs_free(bufs, FIRST_BURST);
+	end_test(s, "first burst", SYNC_FIRST_BURST);
+}
+
+/* The size of message k of the alias burst: eager, just past the eager
+ * limit, and large (rendezvous in mrail), as far as -S allows. */
+static size_t alias_size(const struct session *s, unsigned k)
+{
+	static const size_t sizes[] = { LATE_EAGER_SIZE, 16337, LATE_RDV_SIZE };
+	size_t size = sizes[k % ARRAY_SIZE(sizes)];
+
+	return size <= s->opt.max_size ? size : LATE_EAGER_SIZE;
+}
+
+/* One direction of the alias burst: the sender alternates between the
+ * peer's two entries and between plain and FI_DELIVERY_COMPLETE sends. */
+static void alias_burst(struct session *s, fi_addr_t alias, enum direction dir)
+{
+	struct op ops[ALIAS_BURST];
+	struct buf bufs[ALIAS_BURST];
+	char where[64];
+	unsigned k;
+
+	bufs_alloc(bufs, ALIAS_BURST, LATE_RDV_SIZE);
+	check_begin("%d sends to a peer's two AV entries, in turn, plain and "
+		    "FI_DELIVERY_COMPLETE, %s", ALIAS_BURST, dir_name(s, dir));
+	if (is_sender(s, dir)) {
+		oob_wait_signal(s, SIG_POSTED, "post its receives");
+		for (k = 0; k < ALIAS_BURST; k++) {
+			order_fill(bufs[k].data, alias_size(s, k), 0, k);
+			op_init(&ops[k], OP_TSEND, bufs[k].data, alias_size(s, k));
+			ops[k].tag = TAG_ORDER | k;
+			ops[k].has_dest = true;
+			ops[k].dest = k % 2 ? alias : s->peer;
+			ops[k].delivery_complete = (k / 2) % 2;
+			post_op(s, &ops[k]);
+		}
+		wait_ops(s, ops, ALIAS_BURST, "sends to a peer's two entries");
+		for (k = 0; k < ALIAS_BURST; k++) {
+			snprintf(where, sizeof(where), "send %u (to entry %s%s)", k,
+				 k % 2 ? "2" : "1",
+				 ops[k].delivery_complete ?
+				 ", FI_DELIVERY_COMPLETE" : "");
+			expect_completed(&ops[k], FI_SEND | FI_TAGGED, where);
+		}
+	} else {
+		for (k = 0; k < ALIAS_BURST; k++) {
+			order_poison(bufs[k].data, alias_size(s, k), 0, k);
+			op_init(&ops[k], OP_TRECV, bufs[k].data, alias_size(s, k));
+			ops[k].tag = TAG_ORDER;
+			ops[k].ignore = TAG_ORDER_IGNORE;
+			post_op(s, &ops[k]);
+		}
+		oob_signal(s, SIG_POSTED);
+		wait_ops(s, ops, ALIAS_BURST, "messages sent to our two entries");
+		for (k = 0; k < ALIAS_BURST; k++)
+			order_check_one(&ops[k], &bufs[k], alias_size(s, k), 0, k,
+					true);
+	}
+	check_end();
+	bufs_free(bufs, ALIAS_BURST);
+}
+
+/*
+ * The same peer inserted twice (fi_av(3) allows it; fabtests inserts the
+ * address of a peer the provider already knows from its first message, and
+ * with -N the first entry is mrail's partial one, or the one it learnt).
+ * Both entries must reach the same peer as one: one send order, every send
+ * completing once, FI_DELIVERY_COMPLETE and rendezvous included. Then the
+ * first entry is removed and the second carries a ping-pong alone (mrail:
+ * the removed one is refused).
+ */
+static void run_alias(struct session *s)
+{
+	uint8_t ours[MAX_NAME_LEN], theirs[MAX_NAME_LEN], dummy = 0;
+	size_t our_len = sizeof(ours), their_len;
+	fi_addr_t alias = FI_ADDR_NOTAVAIL, first = s->peer;
+	char detail[96];
+	ssize_t ret;
+
+	if (fi_getname(&s->ep->fid, ours, &our_len))
+		fatal("fi_getname for the alias test");
+	oob_exchange_names(s, ours, our_len, theirs, &their_len);
+	ret = fi_av_insert(s->av, theirs, 1, &alias, 0, NULL);
+	snprintf(detail, sizeof(detail), "returned %zd, fi_addr %llu and %llu", ret,
+		 (unsigned long long) first, (unsigned long long) alias);
+	/* fi_av(3) leaves duplicates to the provider: ofi_rxm hands back the
+	 * same entry (counting its uses), mrail a second one. */
+	check_once(ret == 1 && (alias != first || !prov_is_mrail(s)),
+		   "fi_av_insert of a peer already in the AV gives an entry "
+		   "(mrail: a second one)", detail);
+	if (ret != 1) {
+		end_test(s, "alias", SYNC_ALIAS);
+		end_test(s, "alias removed", SYNC_ALIAS_REMOVED);
+		return;
+	}
+	alias_burst(s, alias, CLIENT_TO_SERVER);
+	alias_burst(s, alias, SERVER_TO_CLIENT);
+	end_test(s, "alias", SYNC_ALIAS);
+
+	ret = fi_av_remove(s->av, &first, 1, 0);
+	snprintf(detail, sizeof(detail), "returned %zd", ret);
+	check_once(!ret, "fi_av_remove of the peer's first entry", detail);
+	s->peer = alias;
+	if (prov_is_mrail(s)) {
+		ret = fi_tsend(s->ep, &dummy, 1, NULL, first, TAG_ORDER, NULL);
+		snprintf(detail, sizeof(detail), "returned %zd", ret);
+		check_once(ret == -FI_EINVAL, "a send to the removed entry is "
+			   "refused", detail);
+	}
+	/* The peer's state (its sequence stream, its waits) lives on. */
+	test_ping_pong(s, alias_size(s, 2));
+	test_ping_pong(s, LATE_EAGER_SIZE);
+	end_test(s, "alias removed", SYNC_ALIAS_REMOVED);
+}
+
 static void close_fid(struct fid *fid, const char *what)
 {
 	int ret;
@@ -2562,6 +2792,8 @@ int main(int argc, char **argv)
 
 	if (!s.opt.by_node)
 		run_late_insert(&s);
+	else
+		run_first_burst(&s);
 	run_ping_pong(&s);
 	run_tagged(&s);
 	run_cq_data(&s);
@@ -2570,6 +2802,7 @@ int main(int argc, char **argv)
 	run_truncation(&s);
 	run_options(&s);
 	run_multi_recv(&s);
+	run_alias(&s);
 	oob_sync(&s, SYNC_END, "finish");
 out:
 	close_all(&s);

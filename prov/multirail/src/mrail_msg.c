@@ -1096,7 +1096,7 @@ ssize_t mrail_send_common(struct mrail_ep *ep, const struct iovec *iov, size_t c
 	if (hdr.op == MRAIL_OP_EAGER) {
 		hdr.payload_len = (uint32_t) len;
 		ret = send_eager(ep, iov, count, dest, &hdr, &user, complete_user,
-				 !copy_now && (flags & FI_DELIVERY_COMPLETE));
+				 flags & FI_DELIVERY_COMPLETE);
 	} else {
 		ret = mrail_rdv_send(ep, iov, count, dest, &hdr, &user, complete_user);
 	}
@@ -1207,7 +1207,10 @@ static ssize_t mrail_inject(struct fid_ep *ep, const void *buf, size_t len,
 {
 	struct iovec iov = { .iov_base = (void *) buf, .iov_len = len };
 
-	return mrail_send_common(EP(ep), &iov, 1, dest, 0, 0, NULL, 0, false, true);
+	/* No completion, but a bound counter counts it: on delivery when
+	 * the endpoint's default is FI_DELIVERY_COMPLETE. */
+	return mrail_send_common(EP(ep), &iov, 1, dest, 0, 0, NULL,
+				 EP(ep)->tx_op_flags & FI_DELIVERY_COMPLETE, false, true);
 }
 
 static ssize_t mrail_senddata(struct fid_ep *ep, const void *buf, size_t len,
@@ -1225,7 +1228,8 @@ static ssize_t mrail_injectdata(struct fid_ep *ep, const void *buf, size_t len,
 	struct iovec iov = { .iov_base = (void *) buf, .iov_len = len };
 
 	return mrail_send_common(EP(ep), &iov, 1, dest, 0, data, NULL,
-				 FI_REMOTE_CQ_DATA, false, true);
+				 FI_REMOTE_CQ_DATA |
+				 (EP(ep)->tx_op_flags & FI_DELIVERY_COMPLETE), false, true);
 }
 
 struct fi_ops_msg mrail_msg_ops = {

@@ -74,8 +74,9 @@ ssize_t mrail_post_recv(struct mrail_ep *ep, const struct iovec *iov, size_t cou
 			fi_addr_t src, uint64_t tag, uint64_t ignore, void *context,
 			uint64_t flags, bool tagged);
 
-/* inject: an fi_inject call (no completion); FI_INJECT in flags only
- * limits the size, the send completes. */
+/* inject: an fi_inject call, which writes no completion (flags' FI_INJECT
+ * only limits the size: fi_sendmsg with it completes as usual). dest is
+ * the application's fi_addr_t. */
 ssize_t mrail_send_common(struct mrail_ep *ep, const struct iovec *iov, size_t count,
 			  fi_addr_t dest, uint64_t tag, uint64_t data, void *context,
 			  uint64_t flags, bool tagged, bool inject);

@@ -117,7 +117,12 @@ static ssize_t mrail_trecvmsg(struct fid_ep *ep_fid, const struct fi_msg_tagged 
 	if (!ep->enabled)
 		return -FI_EOPBADSTATE;
 	pthread_mutex_lock(&ep->domain->lock);
-	if (flags & FI_PEEK)
+	/* As a receive from an address the AV does not hold is refused. */
+	if ((flags & FI_PEEK) && (ep->caps & FI_DIRECTED_RECV) &&
+	    msg->addr != FI_ADDR_UNSPEC &&
+	    mrail_av_canon(ep->av, msg->addr) == FI_ADDR_NOTAVAIL)
+		ret = -FI_EINVAL;
+	else if (flags & FI_PEEK)
 		tagged_peek(ep, msg, flags);
 	else
 		ret = tagged_claim(ep, msg, flags);
@@ -172,7 +177,8 @@ static ssize_t mrail_tinject(struct fid_ep *ep, const void *buf, size_t len,
 {
 	struct iovec iov = { .iov_base = (void *) buf, .iov_len = len };
 
-	return mrail_send_common(EP(ep), &iov, 1, dest, tag, 0, NULL, 0, true, true);
+	return mrail_send_common(EP(ep), &iov, 1, dest, tag, 0, NULL,
+				 EP(ep)->tx_op_flags & FI_DELIVERY_COMPLETE, true, true);
 }
 
 static ssize_t mrail_tsenddata(struct fid_ep *ep, const void *buf, size_t len,
@@ -191,7 +197,8 @@ static ssize_t mrail_tinjectdata(struct fid_ep *ep, const void *buf, size_t len,
 	struct iovec iov = { .iov_base = (void *) buf, .iov_len = len };
 
 	return mrail_send_common(EP(ep), &iov, 1, dest, tag, data, NULL,
-				 FI_REMOTE_CQ_DATA, true, true);
+				 FI_REMOTE_CQ_DATA |
+				 (EP(ep)->tx_op_flags & FI_DELIVERY_COMPLETE), true, true);
 }
 
 struct fi_ops_tagged mrail_tagged_ops = {
