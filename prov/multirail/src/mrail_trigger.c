@@ -46,8 +46,12 @@ enum trig_state {
 struct mrail_trig_work {
 	struct mrail_trig_op op;	/* counter queue, then domain ready list */
 	/* Every live work is in domain->trig_live by its own address (the
-	 * context of the operation it issues) and in domain->trig_by_context
-	 * by the application's context (cancel, a context used twice). */
+	 * context of the operation it issues). FI_TRIGGER work is also in
+	 * domain->trig_by_context by the application's context (cancel, a
+	 * context used twice). Deferred work is not: its request structure
+	 * is only a description, copied when queued, so the application may
+	 * queue the same struct fi_deferred_work again, changed or not,
+	 * while earlier requests made with it are still queued. */
 	struct mrail_trig_work *self;
 	UT_hash_handle hh, hh_ctx;
 	enum trig_state state;
@@ -261,8 +265,9 @@ static void work_track(struct mrail_trig_work *work)
 
 	work->self = work;
 	HASH_ADD_PTR(domain->trig_live, self, work);
-	HASH_ADD(hh_ctx, domain->trig_by_context, user_context,
-		 sizeof(work->user_context), work);
+	if (!work->deferred)
+		HASH_ADD(hh_ctx, domain->trig_by_context, user_context,
+			 sizeof(work->user_context), work);
 }
 
 /* Forgets work and frees it (lock held). */
@@ -271,7 +276,8 @@ static void work_drop(struct mrail_trig_work *work)
 	struct mrail_domain *domain = work->domain;
 
 	HASH_DEL(domain->trig_live, work);
-	HASH_DELETE(hh_ctx, domain->trig_by_context, work);
+	if (!work->deferred)
+		HASH_DELETE(hh_ctx, domain->trig_by_context, work);
 	work_free(work);
 }
 
@@ -842,13 +848,6 @@ static int queue_work(struct mrail_domain *domain, struct fi_deferred_work *dw)
 	work->trigger_cntr = cntr;
 	work->completion_cntr = done;
 	pthread_mutex_lock(&domain->lock);
-	if (work_find(domain, dw)) {
-		pthread_mutex_unlock(&domain->lock);
-		MRAIL_WARN(FI_LOG_DOMAIN, "FI_QUEUE_WORK: this fi_deferred_work is "
-			   "already queued\n");
-		work_free(work);
-		return -FI_EBUSY;
-	}
 	ret = work_arm(work, dw->threshold);
 	pthread_mutex_unlock(&domain->lock);
 	if (ret)
@@ -856,15 +855,16 @@ static int queue_work(struct mrail_domain *domain, struct fi_deferred_work *dw)
 	return ret;
 }
 
-/* FI_CANCEL_WORK: one request, if it has not been issued. FI_FLUSH_WORK:
- * every request not issued, or (dw given) those on dw's triggering
- * counter. Cancelled deferred work completes nothing. */
+/* FI_CANCEL_WORK: the requests queued with dw that have not been issued
+ * (one struct may have been queued several times: they are not told
+ * apart). FI_FLUSH_WORK: every request not issued, or (dw given) those on
+ * dw's triggering counter. Cancelled deferred work completes nothing. */
 static int cancel_work(struct mrail_domain *domain, struct fi_deferred_work *dw,
 		       bool flush)
 {
 	struct mrail_trig_work *work, *tmp;
 	struct mrail_cntr *only = NULL;
-	int ret = 0;
+	size_t cancelled = 0;
 
 	if (!flush && !dw) {
 		MRAIL_WARN(FI_LOG_DOMAIN, "FI_CANCEL_WORK needs the struct "
@@ -874,22 +874,17 @@ static int cancel_work(struct mrail_domain *domain, struct fi_deferred_work *dw,
 	if (flush && dw && dw->triggering_cntr)
 		only = mrail_cntr_from_fid(&dw->triggering_cntr->fid);
 	pthread_mutex_lock(&domain->lock);
-	if (!flush) {
-		work = work_find(domain, dw);
-		if (!work || !work->deferred || !work_unqueue(work))
-			ret = -FI_ENOENT;
-		else
+	HASH_ITER(hh, domain->trig_live, work, tmp) {
+		if (!work->deferred || (!flush && work->work != dw) ||
+		    (only && work->trigger_cntr != only))
+			continue;
+		if (work_unqueue(work)) {
 			work_drop(work);
-	} else {
-		HASH_ITER(hh, domain->trig_live, work, tmp) {
-			if (!work->deferred || (only && work->trigger_cntr != only))
-				continue;
-			if (work_unqueue(work))
-				work_drop(work);
+			cancelled++;
 		}
 	}
 	pthread_mutex_unlock(&domain->lock);
-	return ret;
+	return flush || cancelled ? 0 : -FI_ENOENT;
 }
 
 int mrail_trigger_domain_control(struct mrail_domain *domain, int command, void *arg)
