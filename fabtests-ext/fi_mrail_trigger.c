@@ -818,7 +818,7 @@ static struct fi_deferred_work *dw_send(struct fi_deferred_work *dw, struct fi_o
 static void test_deferred(void)
 {
 	struct fid_cntr *trig = cntr_new(), *done = cntr_new(), *u = cntr_new();
-	struct fid_cntr *t5 = cntr_new(), *t6 = cntr_new();
+	struct fid_cntr *t5 = cntr_new(), *t6 = cntr_new(), *t7;
 	struct fi_deferred_work dw[6], bad;
 	struct fi_op_tagged op[6];
 	struct fi_op_cntr add = { .cntr = u, .value = 5 };
@@ -904,6 +904,55 @@ static void test_deferred(void)
 	check(fi_cntr_read(done) == 4, "deferred: the completion counter counted 4 "
 	      "(%" PRIu64 ")", fi_cntr_read(done));
 	expect_tx_none("deferred: no CQ entries", 50);
+
+	/* One struct fi_deferred_work queued twice while the first request
+	 * waits, its operation described anew in between (as
+	 * fi_rdm_deferred_wq does): a request is copied when queued, so both
+	 * fire, once each, each with the data it was queued with. */
+	t7 = cntr_new();
+	fill(sbuf[0], MSG_LEN, 0x710);
+	fill(sbuf[1], MSG_LEN, 0x711);
+	iov[0] = (struct iovec) { .iov_base = sbuf[0], .iov_len = MSG_LEN };
+	iov[1] = (struct iovec) { .iov_base = sbuf[1], .iov_len = MSG_LEN };
+	ret = fi_control(&domain->fid, FI_QUEUE_WORK,
+			 dw_send(&dw[0], &op[0], t7, 2, done, 0x710, 0, &iov[0]));
+	ret = ret ? ret : fi_control(&domain->fid, FI_QUEUE_WORK,
+				     dw_send(&dw[0], &op[0], t7, 3, done, 0x711, 0,
+					     &iov[1]));
+	check(!ret, "deferred reuse: one struct queued twice while pending (%d)", ret);
+	fi_cntr_add(t7, 2);
+	tag = 0x710;
+	expect_recv("deferred reuse: the first request fired at 2", 1, &tag);
+	fi_cntr_add(t7, 1);
+	tag = 0x711;
+	expect_recv("deferred reuse: the second request fired at 3", 1, &tag);
+	check(!fi_cntr_wait(done, 6, WAIT_MS) && fi_cntr_read(done) == 6,
+	      "deferred reuse: the completion counter counted both (%" PRIu64 ")",
+	      fi_cntr_read(done));
+	/* Completed: the same struct again, at a threshold already reached. */
+	fill(sbuf[2], MSG_LEN, 0x712);
+	iov[2] = (struct iovec) { .iov_base = sbuf[2], .iov_len = MSG_LEN };
+	ret = fi_control(&domain->fid, FI_QUEUE_WORK,
+			 dw_send(&dw[0], &op[0], t7, 3, done, 0x712, 0, &iov[2]));
+	check(!ret, "deferred reuse: queued again once completed (%d)", ret);
+	tag = 0x712;
+	expect_recv("deferred reuse: fired at once", 1, &tag);
+	check(!fi_cntr_wait(done, 7, WAIT_MS), "deferred reuse: counted 7");
+	/* FI_CANCEL_WORK cancels every waiting request made with the struct. */
+	ret = fi_control(&domain->fid, FI_QUEUE_WORK,
+			 dw_send(&dw[0], &op[0], t7, 50, done, 0x713, 0, &iov[0]));
+	ret = ret ? ret : fi_control(&domain->fid, FI_QUEUE_WORK,
+				     dw_send(&dw[0], &op[0], t7, 60, done, 0x714, 0,
+					     &iov[1]));
+	check(!ret && fi_control(&domain->fid, FI_CANCEL_WORK, &dw[0]) == 0 &&
+	      fi_control(&domain->fid, FI_CANCEL_WORK, &dw[0]) == -FI_ENOENT,
+	      "deferred reuse: FI_CANCEL_WORK took both requests, then none");
+	fi_cntr_add(t7, 100);
+	expect_quiet("deferred reuse: the cancelled requests do not fire");
+	check(fi_cntr_read(done) == 7, "deferred reuse: nothing more counted (%" PRIu64 ")",
+	      fi_cntr_read(done));
+	expect_tx_none("deferred reuse: no CQ entries", 50);
+	fi_close(&t7->fid);
 
 	/* Bad requests. */
 	check(fi_control(&domain->fid, FI_QUEUE_WORK, NULL) == -FI_EINVAL,
