@@ -792,6 +792,72 @@ static void test_pong(void)
 	check(r.ok, "pong: the server's completions%s%s", r.ok ? "" : ": ", r.why);
 }
 
+/* ---- endpoint aliases ---- */
+
+/* fi_ep_alias: an alias whose transmit default is FI_TRIGGER turns a plain
+ * fi_tsend into a triggered one (as fi_rdm_rma_trigger uses it), and one
+ * with no flags sends like the endpoint; both complete on the endpoint's
+ * CQ, once. */
+static void test_alias(void)
+{
+	struct fid_cntr *trig = cntr_new();
+	struct fi_triggered_context tctx = { .event_type = FI_TRIGGER_THRESHOLD };
+	struct fid_ep *trig_alias = NULL, *plain = NULL, *bad = NULL;
+	uint64_t flags, tag = 0x900, ep_flags = FI_TRANSMIT;
+	struct fi_context ctx;
+	ssize_t ret;
+
+	check(fi_control(&ep->fid, FI_GETOPSFLAG, &ep_flags) == 0,
+	      "alias: the endpoint's transmit flags");
+	ret = fi_ep_alias(ep, &trig_alias, FI_TRANSMIT | FI_TRIGGER);
+	check(!ret && trig_alias, "alias: fi_ep_alias(FI_TRANSMIT | FI_TRIGGER) (%zd)", ret);
+	if (ret)
+		goto out;
+	flags = FI_TRANSMIT;
+	check(fi_control(&trig_alias->fid, FI_GETOPSFLAG, &flags) == 0 &&
+	      flags == (FI_TRANSMIT | FI_TRIGGER),
+	      "alias: its transmit flags are FI_TRIGGER alone (%#llx)",
+	      (unsigned long long) flags);
+	flags = FI_TRANSMIT;
+	check(fi_control(&ep->fid, FI_GETOPSFLAG, &flags) == 0 && flags == ep_flags,
+	      "alias: the endpoint's transmit flags did not change");
+	tctx.trigger.threshold.cntr = trig;
+	tctx.trigger.threshold.threshold = 2;
+	fill(sbuf[0], MSG_LEN, tag);
+	ret = fi_tsend(trig_alias, sbuf[0], MSG_LEN, NULL, peer, tag, &tctx);
+	check(!ret, "alias: fi_tsend through it is armed (%zd)", ret);
+	fi_cntr_add(trig, 1);
+	expect_quiet("alias: counter at 1");
+	fi_cntr_add(trig, 1);
+	expect_recv("alias: counter at 2 fired the plain fi_tsend", 1, &tag);
+	expect_tx("alias: its completion on the endpoint's CQ", &tctx,
+		  FI_SEND | FI_TAGGED);
+
+	ret = fi_ep_alias(ep, &plain, 0);
+	check(!ret, "alias: fi_ep_alias with no flags (%zd)", ret);
+	if (!ret) {
+		tag = 0x901;
+		fill(sbuf[1], MSG_LEN, tag);
+		ret = fi_tsend(plain, sbuf[1], MSG_LEN, NULL, peer, tag, &ctx);
+		check(!ret, "alias: a plain alias sends at once (%zd)", ret);
+		expect_recv("alias: the plain alias's send arrived", 1, &tag);
+		expect_tx("alias: its completion", &ctx, FI_SEND | FI_TAGGED);
+	}
+	expect_tx_none("alias: exactly one completion each", 100);
+
+	check(fi_ep_alias(ep, &bad, FI_TRANSMIT | FI_RECV) == -FI_EINVAL && !bad,
+	      "alias: both sides named refused");
+	check(fi_ep_alias(ep, &bad, FI_RECV | FI_DELIVERY_COMPLETE) == -FI_EBADFLAGS &&
+	      !bad, "alias: a transmit flag on the receive side refused");
+	check(fi_close(&ep->fid) == -FI_EBUSY,
+	      "alias: the endpoint refuses to close while aliases are open");
+	if (plain)
+		check(fi_close(&plain->fid) == 0, "alias: the plain alias closes");
+	check(fi_close(&trig_alias->fid) == 0, "alias: the triggering alias closes");
+out:
+	fi_close(&trig->fid);
+}
+
 /* ---- deferred work ---- */
 
 static struct fi_deferred_work *dw_send(struct fi_deferred_work *dw, struct fi_op_tagged *op,
@@ -990,6 +1056,7 @@ static void run_client(void)
 	test_trecv();
 	test_pong();
 	test_deferred();
+	test_alias();
 	ask(CMD_DONE, 0, 0, 0);
 }
 

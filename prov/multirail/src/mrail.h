@@ -427,6 +427,7 @@ struct mrail_ep {
 	uint64_t tx_op_flags, rx_op_flags;
 	uint64_t caps;
 	bool enabled;
+	size_t aliases;		/* open fi_ep_alias fids (mrail_ep_alias.c) */
 	size_t rail_count;
 	uint64_t rail_mr_mode[MRAIL_MAX_RAILS];
 	struct fid_ep *rail_eps[MRAIL_MAX_RAILS];
@@ -912,6 +913,11 @@ int mrail_trigger_domain_control(struct mrail_domain *domain, int command, void 
 int mrail_liveness_env(uint64_t *timeout_ns);
 /* The mrail endpoint behind fid, or NULL. */
 struct mrail_ep *mrail_ep_from_fid(struct fid *fid);
+/* fi_ep_alias (FI_ALIAS on the endpoint): an alias with its own default
+ * operation flags; the endpoint refuses to close until it is closed. */
+int mrail_ep_alias(struct mrail_ep *ep, struct fi_alias *req);
+/* The mrail endpoint of fid, an endpoint or an alias of one; or NULL. */
+struct mrail_ep *mrail_ep_or_alias(struct fid *fid);
 
 /* CQ wait objects (the rest of the CQ is declared above). */
 struct mrail_cq *mrail_cq_from_fid(struct fid *fid);

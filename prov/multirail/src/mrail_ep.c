@@ -356,6 +356,8 @@ static int mrail_ep_control(struct fid *fid, int command, void *arg)
 		ret = ep->enabled ? 0 : ep_enable(ep);
 		pthread_mutex_unlock(&ep->domain->lock);
 		return ret;
+	case FI_ALIAS:
+		return mrail_ep_alias(ep, arg);
 	case FI_GETOPSFLAG:
 	case FI_SETOPSFLAG:
 		pthread_mutex_lock(&ep->domain->lock);
@@ -608,6 +610,12 @@ static int mrail_ep_close(struct fid *fid)
 	struct mrail_domain *domain = ep->domain;
 
 	pthread_mutex_lock(&domain->lock);
+	if (ep->aliases) {
+		pthread_mutex_unlock(&domain->lock);
+		MRAIL_WARN(FI_LOG_EP_CTRL, "this endpoint still has %zu alias(es) "
+			   "open: close them first (fi_endpoint(3))\n", ep->aliases);
+		return -FI_EBUSY;
+	}
 	/* Off the progress thread's list before its rails close. */
 	if (ep->enabled)
 		mrail_progress_remove_ep(domain, ep);

@@ -696,11 +696,13 @@ size_t mrail_trigger_cntr_users(struct mrail_domain *domain,
 
 static struct mrail_ep *deferred_ep(struct mrail_domain *domain, struct fid_ep *ep_fid)
 {
-	struct mrail_ep *ep = ep_fid ? mrail_ep_from_fid(&ep_fid->fid) : NULL;
+	/* An alias stands for its endpoint: the request carries its flags. */
+	struct mrail_ep *ep = ep_fid ? mrail_ep_or_alias(&ep_fid->fid) : NULL;
 
 	if (!ep || ep->domain != domain) {
 		MRAIL_WARN(FI_LOG_DOMAIN, "FI_QUEUE_WORK: the operation's endpoint "
-			   "is not an mrail endpoint of this domain\n");
+			   "is not an mrail endpoint (or alias of one) of this "
+			   "domain\n");
 		return NULL;
 	}
 	if (!ep->enabled) {
