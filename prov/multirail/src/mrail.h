@@ -428,6 +428,9 @@ struct mrail_ep {
 	uint64_t caps;
 	bool enabled;
 	size_t aliases;		/* open fi_ep_alias fids (mrail_ep_alias.c) */
+	/* Opened with tx_ctx_cnt FI_SHARED_CONTEXT; the context bound. */
+	bool tx_shared;
+	struct mrail_stx *stx;
 	size_t rail_count;
 	uint64_t rail_mr_mode[MRAIL_MAX_RAILS];
 	struct fid_ep *rail_eps[MRAIL_MAX_RAILS];
@@ -918,6 +921,15 @@ struct mrail_ep *mrail_ep_from_fid(struct fid *fid);
 int mrail_ep_alias(struct mrail_ep *ep, struct fi_alias *req);
 /* The mrail endpoint of fid, an endpoint or an alias of one; or NULL. */
 struct mrail_ep *mrail_ep_or_alias(struct fid *fid);
+
+/* Shared transmit contexts (mrail_stx.c): fi_stx_context, and fi_ep_bind
+ * of one (domain lock held; the endpoint not enabled). */
+#define MRAIL_STX_MAX_EPS 256
+struct mrail_stx;
+int mrail_stx_open(struct fid_domain *domain, struct fi_tx_attr *attr,
+		   struct fid_stx **stx, void *context);
+int mrail_stx_attach_ep(struct mrail_ep *ep, struct fid *fid);
+void mrail_stx_detach_ep(struct mrail_ep *ep);
 
 /* CQ wait objects (the rest of the CQ is declared above). */
 struct mrail_cq *mrail_cq_from_fid(struct fid *fid);

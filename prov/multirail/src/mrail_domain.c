@@ -173,12 +173,6 @@ static int mrail_domain_no_ep(struct fid_domain *domain, struct fi_info *info,
 	return -FI_ENOSYS;
 }
 
-static int mrail_domain_no_stx(struct fid_domain *domain, struct fi_tx_attr *attr,
-			       struct fid_stx **stx, void *context)
-{
-	return -FI_ENOSYS;
-}
-
 static int mrail_domain_no_srx(struct fid_domain *domain, struct fi_rx_attr *attr,
 			       struct fid_ep **rx_ep, void *context)
 {
@@ -226,7 +220,7 @@ static struct fi_ops_domain mrail_domain_ops = {
 	.scalable_ep = mrail_domain_no_ep,
 	.cntr_open = mrail_cntr_open,
 	.poll_open = mrail_poll_open,
-	.stx_ctx = mrail_domain_no_stx,
+	.stx_ctx = mrail_stx_open,
 	.srx_ctx = mrail_domain_no_srx,
 	.query_atomic = mrail_query_atomic,
 	.query_collective = mrail_query_collective,

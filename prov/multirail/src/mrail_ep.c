@@ -277,6 +277,12 @@ static int ep_enable(struct mrail_ep *ep)
 	size_t rail;
 	int ret;
 
+	if (ep->tx_shared && !ep->stx) {
+		MRAIL_WARN(FI_LOG_EP_CTRL, "an endpoint opened with tx_ctx_cnt "
+			   "FI_SHARED_CONTEXT needs a shared transmit context "
+			   "(fi_stx_context) bound before fi_enable\n");
+		return -FI_EINVAL;
+	}
 	if (!ep->av || !ep->tx_cq || !ep->rx_cq) {
 		MRAIL_WARN(FI_LOG_EP_CTRL, "bind an AV and a CQ for transmit and "
 			   "receive before fi_enable\n");
@@ -497,6 +503,8 @@ static int mrail_ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 			ep->eq = mrail_eq_from_fid(bfid);
 			mrail_eq_attach(ep->eq);
 		}
+	} else if (bfid->fclass == FI_CLASS_STX_CTX) {
+		ret = mrail_stx_attach_ep(ep, bfid);
 	} else if (bfid->fclass == FI_CLASS_CNTR) {
 		cntr = mrail_cntr_from_fid(bfid);
 		if (cntr)
@@ -623,6 +631,7 @@ static int mrail_ep_close(struct fid *fid)
 	mrail_coll_ep_close(ep);
 	if (ep->eq)
 		mrail_eq_detach(ep->eq);
+	mrail_stx_detach_ep(ep);
 	ep_detach_cntrs(ep);
 	if (ep->tx_cq)
 		mrail_cq_detach_ep(ep->tx_cq, ep);
@@ -744,10 +753,22 @@ int mrail_ep_open(struct fid_domain *domain_fid, struct fi_info *info,
 
 	if (info->ep_attr && info->ep_attr->type != FI_EP_RDM)
 		return -FI_EINVAL;
+	/* One transmit context, or a shared one; one receive context. */
+	if (info->ep_attr && ((info->ep_attr->tx_ctx_cnt > 1 &&
+			       info->ep_attr->tx_ctx_cnt != FI_SHARED_CONTEXT) ||
+			      info->ep_attr->rx_ctx_cnt > 1)) {
+		MRAIL_WARN(FI_LOG_EP_CTRL, "fi_endpoint: tx_ctx_cnt %zu, "
+			   "rx_ctx_cnt %zu: mrail endpoints have one transmit "
+			   "context (or a shared one) and one receive context\n",
+			   info->ep_attr->tx_ctx_cnt, info->ep_attr->rx_ctx_cnt);
+		return -FI_EINVAL;
+	}
 	ep = calloc(1, sizeof(*ep));
 	if (!ep)
 		return -FI_ENOMEM;
 	ep->domain = domain;
+	ep->tx_shared = info->ep_attr &&
+			info->ep_attr->tx_ctx_cnt == FI_SHARED_CONTEXT;
 	ep->caps = info->caps;
 	ep->tx_op_flags = info->tx_attr ? info->tx_attr->op_flags & MRAIL_TX_OP_FLAGS : 0;
 	ep->rx_op_flags = info->rx_attr ? info->rx_attr->op_flags & MRAIL_RX_OP_FLAGS : 0;

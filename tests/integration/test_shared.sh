@@ -1,0 +1,45 @@
+#!/bin/bash
+# Shared transmit contexts: fi_mrail_shared in one process (two senders
+# bound to one fi_stx_context, a receiver, one AV) on 2 tcp rails and on
+# tcp + udp rails, each in a network namespace of its own with two veth
+# ends as the rails (as test_objs.sh).
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=tests/integration/lib.sh
+. "$here/lib.sh"
+
+require_root
+build=${MRAIL_BUILD:?set MRAIL_BUILD to a built tree}
+tool=$build/fabtests-ext/fi_mrail_shared
+out=$(mktemp) err=$(mktemp)
+
+in_netns() {
+	timeout 300 unshare --net -- bash -c '
+		set -e
+		ip link set lo up
+		ip link add mo0 type veth peer name mo1
+		ip addr add 198.18.250.1/24 dev mo0
+		ip addr add 198.18.251.1/24 dev mo1
+		ip link set mo0 up
+		ip link set mo1 up
+		exec "$@"' in_netns "$@"
+}
+
+shared() { # name rails [tool options]
+	local name=$1 rails=$2 rc
+	shift 2
+	in_netns env FI_PROVIDER_PATH="$build/.libs" LD_PRELOAD="${MRAIL_PRELOAD:-}" \
+		FI_LOG_LEVEL=warn FI_MRAIL_RAILS="$rails" "$tool" "$@" >"$out" 2>"$err"
+	rc=$?
+	if [ $rc -eq 0 ] && grep -qE '^fi_mrail_shared: ([0-9]+) of \1 checks passed' "$out"; then
+		pass "$name: $(tail -n 1 "$out" | sed 's/fi_mrail_shared: //')"
+	else
+		fail "$name" "exit $rc: $(grep -E 'FAILED|checks' "$out" | head -8) $(grep -iE 'sanitizer|runtime error' "$err" | head -3)"
+	fi
+}
+
+shared "shared transmit context, 2 tcp rails" 'tcp;ofi_rxm@mo0,tcp;ofi_rxm@mo1' -n 32
+shared "shared transmit context, tcp + udp rails" 'tcp;ofi_rxm@mo0,udp;ofi_rxd@mo1' -n 16
+
+rm -f "$out" "$err"
+finish
