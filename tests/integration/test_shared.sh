@@ -1,8 +1,9 @@
 #!/bin/bash
-# Shared transmit contexts: fi_mrail_shared in one process (two senders
-# bound to one fi_stx_context, a receiver, one AV) on 2 tcp rails and on
-# tcp + udp rails, each in a network namespace of its own with two veth
-# ends as the rails (as test_objs.sh).
+# Shared transmit and receive contexts: fi_mrail_shared in one process
+# (four endpoints on one fi_stx_context, two senders to two receivers that
+# share one fi_srx_context, one AV; unexpected and expected messages) on 2
+# tcp rails and on tcp + udp rails, each in a network namespace of its own
+# with two veth ends as the rails (as test_objs.sh).
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=tests/integration/lib.sh
@@ -38,8 +39,8 @@ shared() { # name rails [tool options]
 	fi
 }
 
-shared "shared transmit context, 2 tcp rails" 'tcp;ofi_rxm@mo0,tcp;ofi_rxm@mo1' -n 32
-shared "shared transmit context, tcp + udp rails" 'tcp;ofi_rxm@mo0,udp;ofi_rxd@mo1' -n 16
+shared "shared contexts, 2 tcp rails" 'tcp;ofi_rxm@mo0,tcp;ofi_rxm@mo1' -n 32
+shared "shared contexts, tcp + udp rails" 'tcp;ofi_rxm@mo0,udp;ofi_rxd@mo1' -n 16
 
 rm -f "$out" "$err"
 finish

@@ -442,6 +442,12 @@ struct mrail_ep {
 	struct mrail_rail_buf tx_bufs[MRAIL_MAX_RAILS][MRAIL_TX_BUFS_PER_RAIL];
 	struct mrail_rail_buf *tx_free[MRAIL_MAX_RAILS];
 	struct mrail_match_queue msg_queue, tag_queue;
+	/* The queues receives are matched in: the endpoint's own, or those
+	 * of the shared receive context bound to it (mrail_srx.c). */
+	struct mrail_match_queue *msgq, *tagq;
+	bool rx_shared;			/* opened with rx_ctx_cnt FI_SHARED_CONTEXT */
+	struct mrail_srx *srx;
+	struct mrail_ep *srx_next;	/* the context's endpoints */
 	size_t min_multi_recv;		/* FI_OPT_MIN_MULTI_RECV */
 	struct mrail_addr src;		/* fi_endpoint's info->src_addr */
 	uint64_t *tx_seq;		/* per peer fi_addr */
@@ -930,6 +936,19 @@ int mrail_stx_open(struct fid_domain *domain, struct fi_tx_attr *attr,
 		   struct fid_stx **stx, void *context);
 int mrail_stx_attach_ep(struct mrail_ep *ep, struct fid *fid);
 void mrail_stx_detach_ep(struct mrail_ep *ep);
+
+/* Shared receive contexts (mrail_srx.c): fi_srx_context, and fi_ep_bind of
+ * one (domain lock held; the endpoint not enabled): the endpoint then
+ * matches its messages in the context's queues. Detach after the
+ * endpoint's messages are flushed. */
+#define MRAIL_SRX_MAX_EPS 256
+struct mrail_srx;
+int mrail_srx_open(struct fid_domain *domain, struct fi_rx_attr *attr,
+		   struct fid_ep **rx_ep, void *context);
+int mrail_srx_attach_ep(struct mrail_ep *ep, struct fid *fid);
+/* At fi_enable: the endpoint's AV must be the context's other endpoints'. */
+int mrail_srx_check_enable(struct mrail_ep *ep);
+void mrail_srx_detach_ep(struct mrail_ep *ep);
 
 /* CQ wait objects (the rest of the CQ is declared above). */
 struct mrail_cq *mrail_cq_from_fid(struct fid *fid);

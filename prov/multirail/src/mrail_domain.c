@@ -173,12 +173,6 @@ static int mrail_domain_no_ep(struct fid_domain *domain, struct fi_info *info,
 	return -FI_ENOSYS;
 }
 
-static int mrail_domain_no_srx(struct fid_domain *domain, struct fi_rx_attr *attr,
-			       struct fid_ep **rx_ep, void *context)
-{
-	return -FI_ENOSYS;
-}
-
 /* Deferred work queues (fi_trigger(3)); nothing else to control. */
 static int mrail_domain_control(struct fid *fid, int command, void *arg)
 {
@@ -221,7 +215,7 @@ static struct fi_ops_domain mrail_domain_ops = {
 	.cntr_open = mrail_cntr_open,
 	.poll_open = mrail_poll_open,
 	.stx_ctx = mrail_stx_open,
-	.srx_ctx = mrail_domain_no_srx,
+	.srx_ctx = mrail_srx_open,
 	.query_atomic = mrail_query_atomic,
 	.query_collective = mrail_query_collective,
 	.endpoint2 = mrail_domain_endpoint2,

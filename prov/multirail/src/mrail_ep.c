@@ -283,6 +283,17 @@ static int ep_enable(struct mrail_ep *ep)
 			   "(fi_stx_context) bound before fi_enable\n");
 		return -FI_EINVAL;
 	}
+	if (ep->rx_shared && !ep->srx) {
+		MRAIL_WARN(FI_LOG_EP_CTRL, "an endpoint opened with rx_ctx_cnt "
+			   "FI_SHARED_CONTEXT needs a shared receive context "
+			   "(fi_srx_context) bound before fi_enable\n");
+		return -FI_EINVAL;
+	}
+	if (ep->srx) {
+		ret = mrail_srx_check_enable(ep);
+		if (ret)
+			return ret;
+	}
 	if (!ep->av || !ep->tx_cq || !ep->rx_cq) {
 		MRAIL_WARN(FI_LOG_EP_CTRL, "bind an AV and a CQ for transmit and "
 			   "receive before fi_enable\n");
@@ -505,6 +516,8 @@ static int mrail_ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 		}
 	} else if (bfid->fclass == FI_CLASS_STX_CTX) {
 		ret = mrail_stx_attach_ep(ep, bfid);
+	} else if (bfid->fclass == FI_CLASS_SRX_CTX) {
+		ret = mrail_srx_attach_ep(ep, bfid);
 	} else if (bfid->fclass == FI_CLASS_CNTR) {
 		cntr = mrail_cntr_from_fid(bfid);
 		if (cntr)
@@ -592,6 +605,7 @@ static void ep_free(struct mrail_ep *ep)
 		free(ep->rail_mem[rail]);
 	}
 	mrail_msg_flush(ep);
+	mrail_srx_detach_ep(ep);
 	for (i = 0; i < ep->peer_cap; i++) {
 		if (ep->rx_peers[i].ready)
 			mrail_reorder_fini(&ep->rx_peers[i].reorder);
@@ -756,10 +770,11 @@ int mrail_ep_open(struct fid_domain *domain_fid, struct fi_info *info,
 	/* One transmit context, or a shared one; one receive context. */
 	if (info->ep_attr && ((info->ep_attr->tx_ctx_cnt > 1 &&
 			       info->ep_attr->tx_ctx_cnt != FI_SHARED_CONTEXT) ||
-			      info->ep_attr->rx_ctx_cnt > 1)) {
+			      (info->ep_attr->rx_ctx_cnt > 1 &&
+			       info->ep_attr->rx_ctx_cnt != FI_SHARED_CONTEXT))) {
 		MRAIL_WARN(FI_LOG_EP_CTRL, "fi_endpoint: tx_ctx_cnt %zu, "
 			   "rx_ctx_cnt %zu: mrail endpoints have one transmit "
-			   "context (or a shared one) and one receive context\n",
+			   "context and one receive context, or shared ones\n",
 			   info->ep_attr->tx_ctx_cnt, info->ep_attr->rx_ctx_cnt);
 		return -FI_EINVAL;
 	}
@@ -769,6 +784,8 @@ int mrail_ep_open(struct fid_domain *domain_fid, struct fi_info *info,
 	ep->domain = domain;
 	ep->tx_shared = info->ep_attr &&
 			info->ep_attr->tx_ctx_cnt == FI_SHARED_CONTEXT;
+	ep->rx_shared = info->ep_attr &&
+			info->ep_attr->rx_ctx_cnt == FI_SHARED_CONTEXT;
 	ep->caps = info->caps;
 	ep->tx_op_flags = info->tx_attr ? info->tx_attr->op_flags & MRAIL_TX_OP_FLAGS : 0;
 	ep->rx_op_flags = info->rx_attr ? info->rx_attr->op_flags & MRAIL_RX_OP_FLAGS : 0;
@@ -783,6 +800,8 @@ int mrail_ep_open(struct fid_domain *domain_fid, struct fi_info *info,
 		ep->src.rail_count = 0;
 	mrail_match_queue_init(&ep->msg_queue);
 	mrail_match_queue_init(&ep->tag_queue);
+	ep->msgq = &ep->msg_queue;
+	ep->tagq = &ep->tag_queue;
 	ret = mrail_liveness_env(&ep->live_timeout_ns);
 	if (!ret)
 		ret = mrail_policy_init(ep);

@@ -141,11 +141,12 @@ static bool hints_exclude_mrail(const struct fi_info *hints)
 				    FI_TYPE_CAPS));
 		return true;
 	}
-	/* One transmit context or a shared one (mrail_stx.c); one receive
-	 * context: no shared receive contexts, no scalable endpoints. */
+	/* One transmit and one receive context, or shared ones
+	 * (mrail_stx.c, mrail_srx.c): no scalable endpoints. */
 	if (hints->ep_attr && ((hints->ep_attr->tx_ctx_cnt > 1 &&
 				hints->ep_attr->tx_ctx_cnt != FI_SHARED_CONTEXT) ||
-			       hints->ep_attr->rx_ctx_cnt > 1))
+			       (hints->ep_attr->rx_ctx_cnt > 1 &&
+				hints->ep_attr->rx_ctx_cnt != FI_SHARED_CONTEXT)))
 		return true;
 	return false;
 }
@@ -326,11 +327,12 @@ static int info_from_railset(const struct mrail_railset *set,
 	info->domain_attr->cq_data_size = sizeof(uint64_t);
 	info->ep_attr->tx_ctx_cnt = hints && hints->ep_attr &&
 		hints->ep_attr->tx_ctx_cnt == FI_SHARED_CONTEXT ? FI_SHARED_CONTEXT : 1;
-	info->ep_attr->rx_ctx_cnt = 1;
+	info->ep_attr->rx_ctx_cnt = hints && hints->ep_attr &&
+		hints->ep_attr->rx_ctx_cnt == FI_SHARED_CONTEXT ? FI_SHARED_CONTEXT : 1;
 	info->domain_attr->max_ep_tx_ctx = 1;
 	info->domain_attr->max_ep_rx_ctx = 1;
 	info->domain_attr->max_ep_stx_ctx = MRAIL_STX_MAX_EPS;
-	info->domain_attr->max_ep_srx_ctx = 0;
+	info->domain_attr->max_ep_srx_ctx = MRAIL_SRX_MAX_EPS;
 	info->tx_attr->caps = terms->caps.tx_caps;
 	info->rx_attr->caps = terms->caps.rx_caps;
 	/* Defaults of fi_send, fi_recv...: what was asked, where supported. */

@@ -209,7 +209,7 @@ void mrail_rx_msg_discard(struct mrail_ep *ep, struct mrail_rx_msg *msg)
 /* An in-order message meets the receives waiting for it. */
 static void deliver_in_order(struct mrail_ep *ep, struct mrail_rx_msg *msg)
 {
-	struct mrail_match_queue *queue = msg->tagged ? &ep->tag_queue : &ep->msg_queue;
+	struct mrail_match_queue *queue = msg->tagged ? ep->tagq : ep->msgq;
 	struct mrail_match_item *recv;
 	struct mrail_recv *posted;
 
@@ -217,6 +217,7 @@ static void deliver_in_order(struct mrail_ep *ep, struct mrail_rx_msg *msg)
 	 * for a sender that asked for it (fi_cq(3)). */
 	if (msg->ack_req)
 		mrail_rdv_ack_sender(ep, msg->item.src, msg->req_id, 0);
+	msg->ep = ep;
 	recv = mrail_match_arrive(queue, &msg->item);
 	if (!recv)
 		return;
@@ -755,7 +756,7 @@ ssize_t mrail_post_recv(struct mrail_ep *ep, const struct iovec *iov, size_t cou
 			fi_addr_t src, uint64_t tag, uint64_t ignore, void *context,
 			uint64_t flags, bool tagged)
 {
-	struct mrail_match_queue *queue = tagged ? &ep->tag_queue : &ep->msg_queue;
+	struct mrail_match_queue *queue = tagged ? ep->tagq : ep->msgq;
 	struct mrail_match_item *msg;
 	struct mrail_recv *recv;
 
@@ -799,8 +800,11 @@ ssize_t mrail_post_recv(struct mrail_ep *ep, const struct iovec *iov, size_t cou
 		multi_recv_post(ep, queue, recv);
 	} else {
 		msg = mrail_match_post_recv(queue, &recv->item);
+		/* Delivered by the endpoint it arrived on (a shared
+		 * receive context's message may be another's). */
 		if (msg)
-			mrail_recv_complete(ep, recv,
+			mrail_recv_complete(container_of(msg, struct mrail_rx_msg,
+							 item)->ep, recv,
 					    container_of(msg, struct mrail_rx_msg, item));
 	}
 	/* A rendezvous may have started reading. */
@@ -837,7 +841,7 @@ static void cancel_complete(struct mrail_ep *ep, struct mrail_recv *recv)
 /* fi_cancel names its receive by context; only posted receives can go. */
 ssize_t mrail_msg_cancel(struct mrail_ep *ep, void *context)
 {
-	struct mrail_match_queue *queues[] = { &ep->tag_queue, &ep->msg_queue };
+	struct mrail_match_queue *queues[] = { ep->tagq, ep->msgq };
 	struct mrail_match_item *item;
 	struct mrail_recv *recv;
 	size_t q;
@@ -1113,18 +1117,23 @@ out:
 /* Frees messages and receives still queued when the endpoint closes. */
 void mrail_msg_flush(struct mrail_ep *ep)
 {
-	struct mrail_match_queue *queues[] = { &ep->msg_queue, &ep->tag_queue };
-	struct mrail_match_item *item;
+	struct mrail_match_queue *queues[] = { ep->msgq, ep->tagq };
+	struct mrail_match_item *item, *next;
 	struct mrail_hello *hello;
 	size_t q, i;
 	void *held;
 
 	for (q = 0; q < 2; q++) {
-		while ((item = queues[q]->unexpected)) {
+		/* A shared receive context's queues hold other endpoints'
+		 * messages and the context's receives: only ours go. */
+		for (item = queues[q]->unexpected; item; item = next) {
+			next = item->next;
+			if (container_of(item, struct mrail_rx_msg, item)->ep != ep)
+				continue;
 			mrail_match_remove_unexpected(queues[q], item);
 			free(container_of(item, struct mrail_rx_msg, item));
 		}
-		while ((item = queues[q]->posted)) {
+		while (!ep->srx && (item = queues[q]->posted)) {
 			struct mrail_recv *recv =
 				container_of(item, struct mrail_recv, item);
 

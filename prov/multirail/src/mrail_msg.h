@@ -13,6 +13,9 @@
  * eager one carries its data; a rendezvous one says where to read it. */
 struct mrail_rx_msg {
 	struct mrail_match_item item;
+	/* The endpoint it arrived on, whose rails and CQ deliver it: a
+	 * receive of a shared receive context may take it (mrail_srx.c). */
+	struct mrail_ep *ep;
 	bool tagged;
 	bool has_data;
 	uint64_t data;

@@ -34,7 +34,7 @@ static void tagged_peek(struct mrail_ep *ep, const struct fi_msg_tagged *msg,
 
 	/* What has reached the rails by now is what a peek can find. */
 	mrail_ep_progress(ep);
-	found = mrail_match_peek(&ep->tag_queue, &probe);
+	found = mrail_match_peek(ep->tagq, &probe);
 	if (!found) {
 		entry.err = FI_ENOMSG;
 		entry.prov_errno = -FI_ENOMSG;
@@ -51,8 +51,8 @@ static void tagged_peek(struct mrail_ep *ep, const struct fi_msg_tagged *msg,
 		entry.data = rx->data;
 	}
 	if (flags & FI_DISCARD) {
-		mrail_match_remove_unexpected(&ep->tag_queue, found);
-		mrail_rx_msg_discard(ep, rx);
+		mrail_match_remove_unexpected(ep->tagq, found);
+		mrail_rx_msg_discard(rx->ep, rx);
 	} else if (flags & FI_CLAIM) {
 		mrail_match_claim(found, msg->context);
 	}
@@ -75,7 +75,7 @@ static ssize_t tagged_claim(struct mrail_ep *ep, const struct fi_msg_tagged *msg
 		if (!recv)
 			return -FI_ENOMEM;
 	}
-	found = mrail_match_take_claimed(&ep->tag_queue, msg->context);
+	found = mrail_match_take_claimed(ep->tagq, msg->context);
 	if (!found) {
 		free(recv);
 		return -FI_EINVAL;
@@ -88,7 +88,7 @@ static ssize_t tagged_claim(struct mrail_ep *ep, const struct fi_msg_tagged *msg
 			.flags = FI_RECV | FI_TAGGED,
 			.tag = found->tag, .src = found->src,
 		}, true);
-		mrail_rx_msg_discard(ep, rx);
+		mrail_rx_msg_discard(rx->ep, rx);
 		return 0;
 	}
 	for (recv->iov_count = 0; recv->iov_count < msg->iov_count; recv->iov_count++)
@@ -96,7 +96,7 @@ static ssize_t tagged_claim(struct mrail_ep *ep, const struct fi_msg_tagged *msg
 	recv->context = msg->context;
 	recv->flags = flags;
 	recv->tagged = true;
-	mrail_recv_complete(ep, recv, rx);
+	mrail_recv_complete(rx->ep, recv, rx);
 	return 0;
 }
 
