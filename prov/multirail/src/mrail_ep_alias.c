@@ -707,9 +707,54 @@ static int alias_join(struct fid_ep *fid, const void *addr, uint64_t flags,
 	return fi_join(PARENT(fid), addr, flags, mc, context);
 }
 
+/* An RDM endpoint has no connection to manage, through an alias or not. */
+static int alias_no_setname(fid_t fid, void *addr, size_t addrlen)
+{
+	return -FI_ENOSYS;
+}
+
+static int alias_no_getpeer(struct fid_ep *ep, void *addr, size_t *addrlen)
+{
+	return -FI_ENOSYS;
+}
+
+static int alias_no_connect(struct fid_ep *ep, const void *addr, const void *param,
+			    size_t paramlen)
+{
+	return -FI_ENOSYS;
+}
+
+static int alias_no_listen(struct fid_pep *pep)
+{
+	return -FI_ENOSYS;
+}
+
+static int alias_no_accept(struct fid_ep *ep, const void *param, size_t paramlen)
+{
+	return -FI_ENOSYS;
+}
+
+static int alias_no_reject(struct fid_pep *pep, fid_t handle, const void *param,
+			   size_t paramlen)
+{
+	return -FI_ENOSYS;
+}
+
+static int alias_no_shutdown(struct fid_ep *ep, uint64_t flags)
+{
+	return -FI_ENOSYS;
+}
+
 static struct fi_ops_cm alias_cm_ops = {
 	.size = sizeof(struct fi_ops_cm),
+	.setname = alias_no_setname,
 	.getname = alias_getname,
+	.getpeer = alias_no_getpeer,
+	.connect = alias_no_connect,
+	.listen = alias_no_listen,
+	.accept = alias_no_accept,
+	.reject = alias_no_reject,
+	.shutdown = alias_no_shutdown,
 	.join = alias_join,
 };
 
