@@ -84,6 +84,7 @@ struct mrail_trig_work {
 	size_t result_count, compare_count;
 	struct fid_cntr *target_cntr;	/* FI_OP_CNTR_SET/ADD */
 	uint64_t cntr_value;
+	bool inject;			/* posted with FI_INJECT */
 	void *inject_copy;		/* FI_INJECT data, copied at post */
 };
 
@@ -168,7 +169,7 @@ static int work_copy_msg(struct mrail_trig_work *work, const struct fi_msg *msg)
 	work->m.msg = *msg;
 	work->m.msg.msg_iov = work->iov;
 	work->m.msg.desc = work->desc;
-	if (work->type == FI_OP_SEND && (work->flags & FI_INJECT)) {
+	if (work->type == FI_OP_SEND && work->inject) {
 		ret = copy_inject(work, msg->iov_count);
 		if (ret < 0)
 			return ret;
@@ -187,7 +188,7 @@ static int work_copy_tagged(struct mrail_trig_work *work,
 	work->m.tagged = *msg;
 	work->m.tagged.msg_iov = work->iov;
 	work->m.tagged.desc = work->desc;
-	if (work->type == FI_OP_TSEND && (work->flags & FI_INJECT)) {
+	if (work->type == FI_OP_TSEND && work->inject) {
 		ret = copy_inject(work, msg->iov_count);
 		if (ret < 0)
 			return ret;
@@ -211,7 +212,7 @@ static int work_copy_rma(struct mrail_trig_work *work, const struct fi_msg_rma *
 	work->m.rma.msg_iov = work->iov;
 	work->m.rma.desc = work->desc;
 	work->m.rma.rma_iov = work->rma_iov;
-	if (work->type == FI_OP_WRITE && (work->flags & FI_INJECT)) {
+	if (work->type == FI_OP_WRITE && work->inject) {
 		ret = copy_inject(work, msg->iov_count);
 		if (ret < 0)
 			return ret;
@@ -235,7 +236,7 @@ static int work_copy_atomic(struct mrail_trig_work *work,
 		       msg->rma_iov_count * sizeof(*msg->rma_iov));
 	/* Its operands are read when it fires, so FI_INJECT's promise (the
 	 * buffer is free once the call returns) could not be kept. */
-	if (work->flags & FI_INJECT) {
+	if (work->inject) {
 		MRAIL_WARN(FI_LOG_EP_DATA, "a triggered atomic cannot be FI_INJECT "
 			   "(its operands are read when it fires); post it "
 			   "without FI_INJECT\n");
@@ -313,10 +314,14 @@ static struct mrail_trig_work *work_new(struct mrail_domain *domain,
 	work->domain = domain;
 	work->ep = ep;
 	work->type = type;
-	work->flags = flags & ~FI_TRIGGER;
-	/* An inject completes nothing the application sees. */
-	work->completes = !(flags & FI_INJECT) && type != FI_OP_CNTR_SET &&
-			  type != FI_OP_CNTR_ADD;
+	/* FI_INJECT's bytes are copied at post (copy_inject) and kept until
+	 * the work completes, so the issued operation needs no FI_INJECT; it
+	 * completes as the *msg call with FI_INJECT does (fi_msg(3): the
+	 * flag only frees the buffer early). Counter operations complete
+	 * nothing. */
+	work->inject = flags & FI_INJECT;
+	work->flags = flags & ~(FI_TRIGGER | FI_INJECT);
+	work->completes = type != FI_OP_CNTR_SET && type != FI_OP_CNTR_ADD;
 	return work;
 }
 
