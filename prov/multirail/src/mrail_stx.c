@@ -154,9 +154,11 @@ int mrail_stx_open(struct fid_domain *domain_fid, struct fi_tx_attr *attr,
 int mrail_stx_attach_ep(struct mrail_ep *ep, struct fid *fid)
 {
 	struct mrail_stx *stx;
-	uint64_t tx_caps = ep->caps & ~(FI_RECV | FI_REMOTE_READ | FI_REMOTE_WRITE |
-					 FI_DIRECTED_RECV | FI_MULTI_RECV |
-					 FI_SOURCE | FI_RMA_EVENT);
+	/* The capabilities a transmit attribute speaks of; the others
+	 * (receive side, FI_LOCAL_COMM, ...) are not the context's. */
+	uint64_t tx_caps = ep->caps & (FI_MSG | FI_TAGGED | FI_RMA | FI_ATOMIC |
+				       FI_COLLECTIVE | FI_SEND | FI_READ |
+				       FI_WRITE | FI_TRIGGER | FI_FENCE);
 
 	if (fid->ops != &mrail_stx_fi_ops) {
 		MRAIL_WARN(FI_LOG_EP_CTRL, "fi_ep_bind: a shared transmit context "
