@@ -1,10 +1,11 @@
 /*
  * fi_mrail_objs: functional test of mrail's counters, CQ wait objects,
- * event queues, memory registration, fi_trywait, poll sets, operation
- * tables and fi_getinfo's answers to hints, in one process (no
+ * event queues, memory registration, fi_trywait, poll sets, scalable
+ * endpoints, operation tables and fi_getinfo's answers to hints, in one
+ * process (no
  * peer: messages for the CQ checks go to the process's own address).
  *
- *   fi_mrail_objs [-t counters|cq|eq|mr|trywait|poll|ops|getinfo|sockaddr|all|exit] [-v]
+ *   fi_mrail_objs [-t counters|cq|eq|mr|trywait|poll|sep|ops|getinfo|sockaddr|all|exit] [-v]
  *
  * -t ops checks every operation table of every object (as large as the
  * headers know, no NULL entry) and calls the operations mrail refuses
@@ -1830,6 +1831,126 @@ out:
 static uint8_t busy[EXIT_BUSY_MSGS][1 << 20];
 
 /* Exits from inside: see the top of the file. */
+/* ---- scalable endpoints ---- */
+
+/* Reads one completion from cq within about 10 s, progressing it. */
+static bool sep_read_one(struct fid_cq *cq, struct fi_cq_msg_entry *comp)
+{
+	int i;
+
+	for (i = 0; i < 10000; i++) {
+		if (fi_cq_read(cq, comp, 1) == 1)
+			return true;
+		usleep(1000);
+	}
+	return false;
+}
+
+static void test_sep(struct fid_domain *domain, struct fi_info *info)
+{
+	struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_MSG };
+	struct fi_av_attr av_attr = { .type = FI_AV_TABLE, .rx_ctx_bits = 1 };
+	static const char payload[] = "mrail objs: through a scalable endpoint";
+	struct fid_ep *sep = NULL, *tx = NULL, *rx = NULL, *extra = NULL;
+	struct fid_cq *cq_tx = NULL, *cq_rx = NULL;
+	struct fi_cq_msg_entry comp = { 0 };
+	struct fi_info *sinfo;
+	struct fid_av *av = NULL;
+	uint8_t addr[1024];
+	size_t len = sizeof(addr);
+	char rbuf[64] = "";
+	fi_addr_t self = FI_ADDR_NOTAVAIL;
+	int ctx_tx, ctx_rx, sep_ctx, tx_ctx, rx_ctx, ret;
+	ssize_t sret;
+
+	sinfo = fi_dupinfo(info);
+	sinfo->ep_attr->tx_ctx_cnt = 2;
+	sinfo->ep_attr->rx_ctx_cnt = 2;
+	ret = fi_scalable_ep(domain, sinfo, &sep, &sep_ctx);
+	check_what(ret == -FI_EINVAL, "fi_scalable_ep refuses two contexts", "%s",
+		   fi_strerror(-ret));
+	sinfo->ep_attr->tx_ctx_cnt = 1;
+	sinfo->ep_attr->rx_ctx_cnt = 1;
+	sep = NULL;
+	ret = fi_scalable_ep(domain, sinfo, &sep, &sep_ctx);
+	check_what(ret == 0 && sep && sep->fid.fclass == FI_CLASS_SEP,
+		   "fi_scalable_ep with one context each way", "%s", fi_strerror(-ret));
+	fi_freeinfo(sinfo);
+	if (ret)
+		return;
+	if (fi_cq_open(domain, &cq_attr, &cq_tx, NULL) ||
+	    fi_cq_open(domain, &cq_attr, &cq_rx, NULL) ||
+	    fi_av_open(domain, &av_attr, &av, NULL)) {
+		check_what(false, "open two CQs and an AV with rx_ctx_bits", NULL);
+		goto out;
+	}
+	ret = fi_tx_context(sep, 1, NULL, &extra, NULL);
+	check_what(ret == -FI_EINVAL, "fi_tx_context index 1 is refused", "%s",
+		   fi_strerror(-ret));
+	ret = fi_tx_context(sep, 0, NULL, &tx, &tx_ctx);
+	check_what(ret == 0 && tx->fid.fclass == FI_CLASS_TX_CTX &&
+		   tx->fid.context == &tx_ctx, "fi_tx_context 0", "%s",
+		   fi_strerror(-ret));
+	ret = fi_rx_context(sep, 0, NULL, &rx, &rx_ctx);
+	check_what(ret == 0 && rx->fid.fclass == FI_CLASS_RX_CTX &&
+		   rx->fid.context == &rx_ctx, "fi_rx_context 0", "%s",
+		   fi_strerror(-ret));
+	if (!tx || !rx)
+		goto out;
+	ret = fi_ep_bind(tx, &cq_rx->fid, FI_RECV);
+	check_what(ret == -FI_EINVAL, "a transmit context refuses a receive CQ", "%s",
+		   fi_strerror(-ret));
+	ret = fi_ep_bind(tx, &av->fid, 0);
+	check_what(ret == -FI_EINVAL, "a context refuses the AV", "%s", fi_strerror(-ret));
+	if ((ret = fi_scalable_ep_bind(sep, &av->fid, 0)) ||
+	    (ret = fi_ep_bind(tx, &cq_tx->fid, FI_TRANSMIT)) ||
+	    (ret = fi_ep_bind(rx, &cq_rx->fid, FI_RECV)) ||
+	    (ret = fi_enable(tx)) || (ret = fi_enable(rx)) || (ret = fi_enable(sep)) ||
+	    (ret = fi_getname(&sep->fid, addr, &len))) {
+		check_what(false, "bind and enable the scalable endpoint", "%s",
+			   fi_strerror(-ret));
+		goto out;
+	}
+	ret = fi_av_insert(av, addr, 1, &self, 0, NULL);
+	check_what(ret == 1, "insert our own address", "%d", ret);
+	ret = fi_recv(rx, rbuf, sizeof(rbuf), NULL, fi_rx_addr(self, 0, 1), &ctx_rx);
+	check_what(ret == 0, "fi_recv on the receive context", "%s", fi_strerror(-ret));
+	do {
+		sret = fi_send(tx, payload, sizeof(payload), NULL, fi_rx_addr(self, 0, 1),
+			       &ctx_tx);
+		if (sret == -FI_EAGAIN)
+			fi_cq_read(cq_tx, NULL, 0);
+	} while (sret == -FI_EAGAIN);
+	check_what(sret == 0, "fi_send on the transmit context to rx context 0", "%s",
+		   fi_strerror((int) -sret));
+	check_what(sep_read_one(cq_tx, &comp) && comp.op_context == &ctx_tx &&
+		   (comp.flags & FI_SEND), "the send completes on the transmit "
+		   "context's CQ", NULL);
+	check_what(sep_read_one(cq_rx, &comp) && comp.op_context == &ctx_rx &&
+		   (comp.flags & FI_RECV) && comp.len == sizeof(payload) &&
+		   !memcmp(rbuf, payload, sizeof(payload)),
+		   "the message arrives whole on the receive context's CQ", NULL);
+	sret = fi_send(tx, payload, 1, NULL, fi_rx_addr(self, 1, 1), NULL);
+	check_what(sret == -FI_EINVAL, "a send to receive context 1 is refused", "%s",
+		   fi_strerror((int) -sret));
+	ret = fi_close(&sep->fid);
+	check_what(ret == -FI_EBUSY, "the scalable endpoint refuses to close with "
+		   "contexts open", "%s", fi_strerror(-ret));
+out:
+	if (tx)
+		fi_close(&tx->fid);
+	if (rx)
+		fi_close(&rx->fid);
+	if (cq_tx)
+		check_what(fi_close(&cq_tx->fid) == 0, "a closed context's CQ closes "
+			   "before the scalable endpoint", NULL);
+	if (cq_rx)
+		fi_close(&cq_rx->fid);
+	check_what(fi_close(&sep->fid) == 0, "close the scalable endpoint", NULL);
+	if (av)
+		fi_close(&av->fid);
+}
+
 /* ---- poll sets ---- */
 
 /* Polls until the set reports something or about 10 s pass; returns how
@@ -2042,14 +2163,15 @@ int main(int argc, char **argv)
 			break;
 		default:
 			fprintf(stderr,
-				"usage: %s [-t counters|cq|eq|mr|trywait|poll|ops|getinfo|sockaddr|all|exit] [-v]\n",
+				"usage: %s [-t counters|cq|eq|mr|trywait|poll|sep|ops|getinfo|sockaddr|all|exit] [-v]\n",
 				argv[0]);
 			return opt == 'h' ? 0 : 2;
 		}
 	}
 	if (strcmp(which, "all") && strcmp(which, "counters") && strcmp(which, "cq") &&
 	    strcmp(which, "eq") && strcmp(which, "mr") && strcmp(which, "trywait") &&
-	    strcmp(which, "poll") && strcmp(which, "ops") && strcmp(which, "getinfo") &&
+	    strcmp(which, "poll") && strcmp(which, "sep") && strcmp(which, "ops") &&
+	    strcmp(which, "getinfo") &&
 	    strcmp(which, "sockaddr") && strcmp(which, "exit")) {
 		fprintf(stderr, "fi_mrail_objs: unknown test set \"%s\"\n", which);
 		return 2;
@@ -2096,6 +2218,10 @@ int main(int argc, char **argv)
 	if (!strcmp(which, "all") || !strcmp(which, "poll")) {
 		step = "poll sets";
 		test_poll(domain, info);
+	}
+	if (!strcmp(which, "all") || !strcmp(which, "sep")) {
+		step = "scalable endpoints";
+		test_sep(domain, info);
 	}
 	if (!strcmp(which, "all") || !strcmp(which, "ops")) {
 		step = "ops";

@@ -1,10 +1,11 @@
 #!/bin/bash
 # Counters, CQ wait objects, event queues, memory registration,
-# fi_trywait, poll sets, every operation table (full, unsupported calls -FI_ENOSYS)
-# fi_getinfo's answers to hints and the socket address format with an
-# FI_EVENT AV over two rails: fi_mrail_objs checks
-# each set of calls with exact values (counts, event bytes, keys, return
-# codes, fd readability, waits woken from another thread). It needs no peer, so it runs in a
+# fi_trywait, poll sets, scalable endpoints, every operation table (full,
+# unsupported calls -FI_ENOSYS), fi_getinfo's answers to hints and the
+# socket address format with an FI_EVENT AV over two rails: fi_mrail_objs
+# checks each set of calls with exact values (counts, event bytes, keys,
+# return codes, fd readability, waits woken from another thread). It needs
+# no peer, so it runs in a
 # private network namespace of its own, with two ports (a veth pair) made
 # for it, and leaves the shared emulated cluster alone; run twice, on two
 # tcp;ofi_rxm rails and on tcp;ofi_rxm + udp;ofi_rxd. The MR set also runs
@@ -50,7 +51,7 @@ objs() {
 # suite NAME RAILS: every set of checks, one PASS or FAIL line each.
 suite() {
 	local name=$1 rails=$2 set
-	for set in counters cq eq mr trywait poll ops getinfo sockaddr; do
+	for set in counters cq eq mr trywait poll sep ops getinfo sockaddr; do
 		objs "$rails" $set
 		if [ $rc -eq 0 ] && grep -qE '^fi_mrail_objs: ([0-9]+) of \1 checks passed' "$out"; then
 			pass "$name: $set: $(tail -n 1 "$out" | sed 's/fi_mrail_objs: //')"

@@ -299,6 +299,9 @@ void mrail_progress_forget(struct mrail_domain *domain, struct mrail_wait *wait)
  */
 #define MRAIL_RAIL_BUF_LEN 16384
 #define MRAIL_EAGER_MAX (MRAIL_RAIL_BUF_LEN - MRAIL_WIRE_HDR_LEN)
+/* How long a send to a partial AV entry waits for the peer's HELLO REPLY
+ * before it says -FI_EAGAIN (mrail_msg.c, first_contact). */
+#define MRAIL_FIRST_CONTACT_MS 2000
 /* The largest message: a rendezvous length a receiver accepts (1 TiB). */
 #define MRAIL_MAX_MSG ((uint64_t) 1 << 40)
 #define MRAIL_RX_BUFS_PER_RAIL 64
@@ -427,7 +430,11 @@ struct mrail_ep {
 	uint64_t tx_op_flags, rx_op_flags;
 	uint64_t caps;
 	bool enabled;
-	size_t aliases;		/* open fi_ep_alias fids (mrail_ep_alias.c) */
+	size_t aliases;		/* open fi_ep_alias fids (mrail_ep_alias.c),
+				 * scalable endpoint contexts included */
+	/* Opened by fi_scalable_ep: its fid is FI_CLASS_SEP and its one
+	 * transmit and one receive context are aliases (mrail_ep_alias.c). */
+	bool scalable;
 	/* Opened with tx_ctx_cnt FI_SHARED_CONTEXT; the context bound. */
 	bool tx_shared;
 	struct mrail_stx *stx;
@@ -925,6 +932,14 @@ struct mrail_ep *mrail_ep_from_fid(struct fid *fid);
 /* fi_ep_alias (FI_ALIAS on the endpoint): an alias with its own default
  * operation flags; the endpoint refuses to close until it is closed. */
 int mrail_ep_alias(struct mrail_ep *ep, struct fi_alias *req);
+/* fi_tx_context/fi_rx_context of a scalable endpoint (side FI_TRANSMIT or
+ * FI_RECV): an alias of it with op_flags as that side's defaults, which
+ * takes the CQs and counters of its side. */
+int mrail_ep_context_open(struct mrail_ep *ep, uint64_t side, uint64_t op_flags,
+			  struct fid_ep **ctx, void *context);
+void mrail_ep_context_closed(struct mrail_ep *ep, uint64_t side);
+int mrail_sep_open(struct fid_domain *domain, struct fi_info *info,
+		   struct fid_ep **sep, void *context);
 /* The mrail endpoint of fid, an endpoint or an alias of one; or NULL. */
 struct mrail_ep *mrail_ep_or_alias(struct fid *fid);
 

@@ -833,10 +833,17 @@ int mrail_av_open(struct fid_domain *domain_fid, struct fi_av_attr *attr,
 	if (attr->type != FI_AV_UNSPEC && attr->type != FI_AV_TABLE &&
 	    attr->type != FI_AV_MAP)
 		return -FI_EINVAL;
-	if (attr->name || attr->rx_ctx_bits) {
-		MRAIL_WARN(FI_LOG_AV, "mrail AVs are not shared and have no "
-			   "receive contexts\n");
+	if (attr->name) {
+		MRAIL_WARN(FI_LOG_AV, "mrail AVs are not shared (named)\n");
 		return -FI_ENOSYS;
+	}
+	/* A scalable endpoint has one receive context, index 0, which
+	 * fi_rx_addr leaves out of the address: any width names it. An
+	 * address naming another index is no entry of the AV (-FI_EINVAL). */
+	if (attr->rx_ctx_bits < 0 || attr->rx_ctx_bits > 32) {
+		MRAIL_WARN(FI_LOG_AV, "rx_ctx_bits %d: at most 32\n",
+			   attr->rx_ctx_bits);
+		return -FI_EINVAL;
 	}
 	if (attr->flags & ~FI_EVENT)
 		return -FI_EBADFLAGS;

@@ -166,13 +166,6 @@ err:
 	return ret;
 }
 
-/* Objects this release does not have. */
-static int mrail_domain_no_ep(struct fid_domain *domain, struct fi_info *info,
-			      struct fid_ep **ep, void *context)
-{
-	return -FI_ENOSYS;
-}
-
 /* Deferred work queues (fi_trigger(3)); nothing else to control. */
 static int mrail_domain_control(struct fid *fid, int command, void *arg)
 {
@@ -211,7 +204,7 @@ static struct fi_ops_domain mrail_domain_ops = {
 	.av_open = mrail_av_open,
 	.cq_open = mrail_cq_open,
 	.endpoint = mrail_ep_open,
-	.scalable_ep = mrail_domain_no_ep,
+	.scalable_ep = mrail_sep_open,
 	.cntr_open = mrail_cntr_open,
 	.poll_open = mrail_poll_open,
 	.stx_ctx = mrail_stx_open,

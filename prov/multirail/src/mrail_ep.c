@@ -489,6 +489,40 @@ static void ep_detach_cntrs(struct mrail_ep *ep)
 		*ep_cntr_slot(ep, i) = NULL;
 }
 
+/*
+ * A scalable endpoint's context closed (caller holds the lock): the CQ and
+ * counters of its side are unbound from the endpoint, so the application
+ * can close them before the endpoint (fi_scalable_ep(3) closes contexts,
+ * then their CQs). Later completions of that side find no CQ and no
+ * counter to report to.
+ */
+void mrail_ep_context_closed(struct mrail_ep *ep, uint64_t side)
+{
+	uint64_t bits = side == FI_TRANSMIT ? (FI_SEND | FI_READ | FI_WRITE) :
+			(FI_RECV | FI_REMOTE_READ | FI_REMOTE_WRITE);
+	struct mrail_cntr **slot, *cntr;
+	size_t i;
+
+	if (side == FI_TRANSMIT && ep->tx_cq) {
+		if (ep->tx_cq != ep->rx_cq)
+			mrail_cq_detach_ep(ep->tx_cq, ep);
+		ep->tx_cq = NULL;
+	} else if (side == FI_RECV && ep->rx_cq) {
+		if (ep->rx_cq != ep->tx_cq)
+			mrail_cq_detach_ep(ep->rx_cq, ep);
+		ep->rx_cq = NULL;
+	}
+	for (i = 0; i < EP_CNTR_SLOTS; i++) {
+		if (!(ep_cntr_bits[i] & bits))
+			continue;
+		slot = ep_cntr_slot(ep, i);
+		cntr = *slot;
+		*slot = NULL;
+		if (cntr && !ep_uses_cntr(ep, cntr))
+			mrail_cntr_detach_ep(cntr, ep);
+	}
+}
+
 static int mrail_ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 {
 	struct mrail_ep *ep = container_of(fid, struct mrail_ep, ep_fid.fid);
@@ -723,6 +757,41 @@ static int mrail_ep_setopt(fid_t fid, int level, int optname,
 	return 0;
 }
 
+/* fi_scalable_ep(3): one transmit and one receive context (index 0). */
+static int mrail_ep_tx_ctx(struct fid_ep *sep, int index, struct fi_tx_attr *attr,
+			   struct fid_ep **tx_ep, void *context)
+{
+	struct mrail_ep *ep = container_of(sep, struct mrail_ep, ep_fid);
+
+	if (!ep->scalable)
+		return -FI_ENOSYS;
+	if (index != 0 || !tx_ep) {
+		MRAIL_WARN(FI_LOG_EP_CTRL, "fi_tx_context: index %d: an mrail "
+			   "scalable endpoint has one transmit context, 0\n", index);
+		return -FI_EINVAL;
+	}
+	return mrail_ep_context_open(ep, FI_TRANSMIT,
+				     attr ? attr->op_flags : ep->tx_op_flags,
+				     tx_ep, context);
+}
+
+static int mrail_ep_rx_ctx(struct fid_ep *sep, int index, struct fi_rx_attr *attr,
+			   struct fid_ep **rx_ep, void *context)
+{
+	struct mrail_ep *ep = container_of(sep, struct mrail_ep, ep_fid);
+
+	if (!ep->scalable)
+		return -FI_ENOSYS;
+	if (index != 0 || !rx_ep) {
+		MRAIL_WARN(FI_LOG_EP_CTRL, "fi_rx_context: index %d: an mrail "
+			   "scalable endpoint has one receive context, 0\n", index);
+		return -FI_EINVAL;
+	}
+	return mrail_ep_context_open(ep, FI_RECV,
+				     attr ? attr->op_flags : ep->rx_op_flags,
+				     rx_ep, context);
+}
+
 static struct fi_ops mrail_ep_fi_ops = {
 	.size = sizeof(struct fi_ops),
 	.close = mrail_ep_close,
@@ -738,8 +807,8 @@ static struct fi_ops_ep mrail_ep_ops = {
 	.cancel = mrail_ep_cancel,
 	.getopt = mrail_ep_getopt,
 	.setopt = mrail_ep_setopt,
-	.tx_ctx = mrail_no_tx_ctx,
-	.rx_ctx = mrail_no_rx_ctx,
+	.tx_ctx = mrail_ep_tx_ctx,
+	.rx_ctx = mrail_ep_rx_ctx,
 	.rx_size_left = mrail_no_size_left,
 	.tx_size_left = mrail_no_size_left,
 };
@@ -824,5 +893,32 @@ int mrail_ep_open(struct fid_domain *domain_fid, struct fi_info *info,
 	ep->ep_fid.atomic = &mrail_atomic_ops;
 	ep->ep_fid.collective = &mrail_coll_ops;
 	*ep_fid = &ep->ep_fid;
+	return 0;
+}
+
+int mrail_sep_open(struct fid_domain *domain, struct fi_info *info,
+		   struct fid_ep **sep, void *context)
+{
+	struct mrail_ep *ep;
+	struct fid_ep *fid;
+	int ret;
+
+	if (!info || (info->ep_attr && (info->ep_attr->tx_ctx_cnt > 1 ||
+					info->ep_attr->rx_ctx_cnt > 1))) {
+		MRAIL_WARN(FI_LOG_EP_CTRL, "fi_scalable_ep: tx_ctx_cnt %zu, "
+			   "rx_ctx_cnt %zu: an mrail scalable endpoint has one "
+			   "transmit and one receive context (domain_attr "
+			   "max_ep_tx_ctx, max_ep_rx_ctx)\n",
+			   info && info->ep_attr ? info->ep_attr->tx_ctx_cnt : 0,
+			   info && info->ep_attr ? info->ep_attr->rx_ctx_cnt : 0);
+		return -FI_EINVAL;
+	}
+	ret = mrail_ep_open(domain, info, &fid, context);
+	if (ret)
+		return ret;
+	ep = container_of(fid, struct mrail_ep, ep_fid);
+	ep->scalable = true;
+	ep->ep_fid.fid.fclass = FI_CLASS_SEP;
+	*sep = fid;
 	return 0;
 }

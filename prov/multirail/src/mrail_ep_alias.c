@@ -33,6 +33,9 @@ struct mrail_ep_alias {
 	struct fid_ep ep_fid;
 	struct mrail_ep *ep;
 	struct mrail_op_flags flags;
+	/* A scalable endpoint's context: FI_TRANSMIT or FI_RECV, the side
+	 * whose CQs and counters it takes; 0 for an fi_ep_alias alias. */
+	uint64_t ctx_side;
 };
 
 #define ALIAS(fid_ep) container_of(fid_ep, struct mrail_ep_alias, ep_fid)
@@ -767,14 +770,41 @@ static int alias_close(struct fid *fid)
 	struct mrail_domain *domain = alias->ep->domain;
 
 	pthread_mutex_lock(&domain->lock);
+	if (alias->ctx_side)
+		mrail_ep_context_closed(alias->ep, alias->ctx_side);
 	alias->ep->aliases--;
 	pthread_mutex_unlock(&domain->lock);
 	free(alias);
 	return 0;
 }
 
+/* Binding flags that belong to each side of an endpoint. */
+#define CTX_TX_BIND (FI_TRANSMIT | FI_SEND | FI_READ | FI_WRITE | \
+		     FI_SELECTIVE_COMPLETION)
+#define CTX_RX_BIND (FI_RECV | FI_REMOTE_READ | FI_REMOTE_WRITE | \
+		      FI_SELECTIVE_COMPLETION)
+
 static int alias_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 {
+	struct mrail_ep_alias *alias = container_of(fid, struct mrail_ep_alias,
+						    ep_fid.fid);
+	uint64_t side_flags;
+
+	/* A scalable endpoint's context takes its side's CQs and counters,
+	 * which are the endpoint's for that side. */
+	if (alias->ctx_side) {
+		side_flags = alias->ctx_side == FI_TRANSMIT ? CTX_TX_BIND : CTX_RX_BIND;
+		if (!bfid || (bfid->fclass != FI_CLASS_CQ &&
+			      bfid->fclass != FI_CLASS_CNTR) || (flags & ~side_flags)) {
+			MRAIL_WARN(FI_LOG_EP_CTRL, "a %s context takes CQs and "
+				   "counters with its side's flags; bind the AV "
+				   "to the scalable endpoint\n",
+				   alias->ctx_side == FI_TRANSMIT ? "transmit" :
+				   "receive");
+			return -FI_EINVAL;
+		}
+		return fi_ep_bind(&alias->ep->ep_fid, bfid, flags);
+	}
 	MRAIL_WARN(FI_LOG_EP_CTRL, "an endpoint alias takes no bindings: bind "
 		   "CQs, counters, the AV and the EQ to its endpoint, which the "
 		   "alias shares\n");
@@ -892,9 +922,32 @@ static int alias_new(struct mrail_ep *ep, const struct mrail_op_flags *flags,
 	return 0;
 }
 
+int mrail_ep_context_open(struct mrail_ep *ep, uint64_t side, uint64_t op_flags,
+			  struct fid_ep **ctx, void *context)
+{
+	struct mrail_op_flags flags;
+	struct mrail_ep_alias *alias;
+	struct fid *fid;
+	int ret;
+
+	pthread_mutex_lock(&ep->domain->lock);
+	flags = (struct mrail_op_flags) { .tx = ep->tx_op_flags, .rx = ep->rx_op_flags };
+	pthread_mutex_unlock(&ep->domain->lock);
+	ret = alias_new(ep, &flags, side | op_flags, &fid);
+	if (ret)
+		return ret;
+	alias = container_of(fid, struct mrail_ep_alias, ep_fid.fid);
+	alias->ctx_side = side;
+	alias->ep_fid.fid.fclass = side == FI_TRANSMIT ? FI_CLASS_TX_CTX :
+				   FI_CLASS_RX_CTX;
+	alias->ep_fid.fid.context = context;
+	*ctx = &alias->ep_fid;
+	return 0;
+}
+
 struct mrail_ep *mrail_ep_or_alias(struct fid *fid)
 {
-	if (fid && fid->fclass == FI_CLASS_EP && fid->ops == &alias_fi_ops)
+	if (fid && fid->ops == &alias_fi_ops)
 		return container_of(fid, struct mrail_ep_alias, ep_fid.fid)->ep;
 	return mrail_ep_from_fid(fid);
 }

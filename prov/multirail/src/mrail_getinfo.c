@@ -31,8 +31,10 @@
 		    FI_REMOTE_WRITE | FI_ATOMIC | FI_RMA_EVENT | FI_TRIGGER)
 
 /* Offered only to hints that ask for them (fi_collective(3): the
- * application asks for FI_COLLECTIVE); never in a default offer. */
-#define MRAIL_CAPS_ON_REQUEST (FI_COLLECTIVE)
+ * application asks for FI_COLLECTIVE); never in a default offer.
+ * FI_NAMED_RX_CTX: a scalable endpoint's one receive context is named by
+ * fi_rx_addr(addr, 0, bits), which is addr. */
+#define MRAIL_CAPS_ON_REQUEST (FI_COLLECTIVE | FI_NAMED_RX_CTX)
 
 /* Secondary capabilities reported even unasked: peers on this host and on
  * others go the same way, so neither costs anything. */
@@ -329,6 +331,9 @@ static int info_from_railset(const struct mrail_railset *set,
 		hints->ep_attr->tx_ctx_cnt == FI_SHARED_CONTEXT ? FI_SHARED_CONTEXT : 1;
 	info->ep_attr->rx_ctx_cnt = hints && hints->ep_attr &&
 		hints->ep_attr->rx_ctx_cnt == FI_SHARED_CONTEXT ? FI_SHARED_CONTEXT : 1;
+	/* Scalable endpoints (fi_scalable_ep) get one context each way. */
+	info->domain_attr->tx_ctx_cnt = 1;
+	info->domain_attr->rx_ctx_cnt = 1;
 	info->domain_attr->max_ep_tx_ctx = 1;
 	info->domain_attr->max_ep_rx_ctx = 1;
 	info->domain_attr->max_ep_stx_ctx = MRAIL_STX_MAX_EPS;

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <utlist.h>
 
@@ -1046,6 +1047,42 @@ static ssize_t send_eager(struct mrail_ep *ep, const struct iovec *iov, size_t c
 	return ret;
 }
 
+static uint64_t first_contact_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t) ts.tv_sec * 1000 + (uint64_t) ts.tv_nsec / 1000000;
+}
+
+/*
+ * A send to a partial entry (a peer named by fi_getinfo(node, service) or
+ * a socket address) needs the peer's full address first: the HELLO goes
+ * out and this waits, progressing, up to MRAIL_FIRST_CONTACT_MS for the
+ * answer. Applications post their first send once and expect it taken
+ * (fabtests' scalable_ep does), as the core providers take it while they
+ * connect. True once the entry is complete; false: the caller says
+ * -FI_EAGAIN and the HELLO stays under way.
+ */
+static bool first_contact(struct mrail_ep *ep, fi_addr_t dest)
+{
+	uint64_t deadline = first_contact_now_ms() + MRAIL_FIRST_CONTACT_MS;
+	struct mrail_av_peer *peer = mrail_av_get_peer(ep->av, dest);
+
+	if (!peer->hello_sent) {
+		peer->hello_sent = true;
+		hello_queue(ep, dest, false);
+	}
+	do {
+		mrail_ep_progress(ep);
+		/* Progress may grow the AV's table: look the entry up again. */
+		peer = mrail_av_get_peer(ep->av, dest);
+		if (!peer || !(peer->addr.flags & MRAIL_ADDR_FLAG_PARTIAL))
+			return peer != NULL;
+	} while (first_contact_now_ms() < deadline);
+	return false;
+}
+
 ssize_t mrail_send_common(struct mrail_ep *ep, const struct iovec *iov, size_t count,
 			  fi_addr_t dest, uint64_t tag, uint64_t data, void *context,
 			  uint64_t flags, bool tagged, bool inject)
@@ -1088,13 +1125,10 @@ ssize_t mrail_send_common(struct mrail_ep *ep, const struct iovec *iov, size_t c
 		goto out;
 	}
 	if (peer->addr.flags & MRAIL_ADDR_FLAG_PARTIAL) {
-		if (!peer->hello_sent) {
-			peer->hello_sent = true;
-			hello_queue(ep, dest, false);
+		if (!first_contact(ep, dest)) {
+			ret = -FI_EAGAIN;
+			goto out;
 		}
-		mrail_ep_progress(ep);
-		ret = -FI_EAGAIN;
-		goto out;
 	}
 	hdr.seq = ep->tx_seq[dest];
 	if (hdr.op == MRAIL_OP_EAGER) {
