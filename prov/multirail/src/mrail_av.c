@@ -362,6 +362,21 @@ static void av_release_peer(struct mrail_av *av, fi_addr_t fi_addr)
 }
 
 /* Decodes the next packed address; *used says how far the next one starts. */
+/* A decoded address must name this domain's rails, in their order. */
+static int av_check_reachable(struct mrail_av *av, const struct mrail_addr *addr,
+			      size_t index)
+{
+	char err[MRAIL_ERR_MAX];
+
+	if (mrail_addr_check_compatible(&av->domain->local_addr, addr, err,
+					sizeof(err))) {
+		MRAIL_WARN(FI_LOG_AV, "fi_av_insert: address %zu cannot reach "
+			   "this endpoint's rails: %s\n", index, err);
+		return -FI_EINVAL;
+	}
+	return 0;
+}
+
 static int av_decode_peer(struct mrail_av *av, const uint8_t *buf, size_t len,
 			  size_t index, struct mrail_addr *addr, size_t *used)
 {
@@ -372,13 +387,7 @@ static int av_decode_peer(struct mrail_av *av, const uint8_t *buf, size_t len,
 			   "mrail address: %s\n", index, err);
 		return -FI_EINVAL;
 	}
-	if (mrail_addr_check_compatible(&av->domain->local_addr, addr, err,
-					sizeof(err))) {
-		MRAIL_WARN(FI_LOG_AV, "fi_av_insert: address %zu cannot reach "
-			   "this endpoint's rails: %s\n", index, err);
-		return -FI_EINVAL;
-	}
-	return 0;
+	return av_check_reachable(av, addr, index);
 }
 
 /*
@@ -395,7 +404,6 @@ static int av_parse_sockaddr(struct mrail_av *av, const uint8_t *buf, size_t ind
 	size_t len = format == FI_SOCKADDR_IN6 ? sizeof(struct sockaddr_in6) :
 						 sizeof(struct sockaddr_in);
 	sa_family_t family;
-	char err[MRAIL_ERR_MAX];
 
 	memcpy(&family, buf + offsetof(struct sockaddr, sa_family), sizeof(family));
 	if (family != (format == FI_SOCKADDR_IN6 ? AF_INET6 : AF_INET) ||
@@ -405,14 +413,8 @@ static int av_parse_sockaddr(struct mrail_av *av, const uint8_t *buf, size_t ind
 			   format == FI_SOCKADDR_IN6 ? "IPv6" : "IPv4", family);
 		return -FI_EINVAL;
 	}
-	if (mrail_addr_check_compatible(&av->domain->local_addr, addr, err,
-					sizeof(err))) {
-		MRAIL_WARN(FI_LOG_AV, "fi_av_insert: address %zu cannot reach "
-			   "this endpoint's rails: %s\n", index, err);
-		return -FI_EINVAL;
-	}
 	*used = len;
-	return 0;
+	return av_check_reachable(av, addr, index);
 }
 
 /* Inserts count addresses, mrail's own (mrail_format) or the domain's. */

@@ -670,32 +670,15 @@ static int alias_setopt(fid_t fid, int level, int optname, const void *optval,
 			 optname, optval, optlen);
 }
 
-static int alias_no_tx_ctx(struct fid_ep *sep, int index, struct fi_tx_attr *attr,
-			   struct fid_ep **tx_ep, void *context)
-{
-	return -FI_ENOSYS;
-}
-
-static int alias_no_rx_ctx(struct fid_ep *sep, int index, struct fi_rx_attr *attr,
-			   struct fid_ep **rx_ep, void *context)
-{
-	return -FI_ENOSYS;
-}
-
-static ssize_t alias_no_size_left(struct fid_ep *ep)
-{
-	return -FI_ENOSYS;
-}
-
 static struct fi_ops_ep alias_ep_ops = {
 	.size = sizeof(struct fi_ops_ep),
 	.cancel = alias_cancel,
 	.getopt = alias_getopt,
 	.setopt = alias_setopt,
-	.tx_ctx = alias_no_tx_ctx,
-	.rx_ctx = alias_no_rx_ctx,
-	.rx_size_left = alias_no_size_left,
-	.tx_size_left = alias_no_size_left,
+	.tx_ctx = mrail_no_tx_ctx,
+	.rx_ctx = mrail_no_rx_ctx,
+	.rx_size_left = mrail_no_size_left,
+	.tx_size_left = mrail_no_size_left,
 };
 
 static int alias_getname(fid_t fid, void *addr, size_t *addrlen)
@@ -711,53 +694,16 @@ static int alias_join(struct fid_ep *fid, const void *addr, uint64_t flags,
 }
 
 /* An RDM endpoint has no connection to manage, through an alias or not. */
-static int alias_no_setname(fid_t fid, void *addr, size_t addrlen)
-{
-	return -FI_ENOSYS;
-}
-
-static int alias_no_getpeer(struct fid_ep *ep, void *addr, size_t *addrlen)
-{
-	return -FI_ENOSYS;
-}
-
-static int alias_no_connect(struct fid_ep *ep, const void *addr, const void *param,
-			    size_t paramlen)
-{
-	return -FI_ENOSYS;
-}
-
-static int alias_no_listen(struct fid_pep *pep)
-{
-	return -FI_ENOSYS;
-}
-
-static int alias_no_accept(struct fid_ep *ep, const void *param, size_t paramlen)
-{
-	return -FI_ENOSYS;
-}
-
-static int alias_no_reject(struct fid_pep *pep, fid_t handle, const void *param,
-			   size_t paramlen)
-{
-	return -FI_ENOSYS;
-}
-
-static int alias_no_shutdown(struct fid_ep *ep, uint64_t flags)
-{
-	return -FI_ENOSYS;
-}
-
 static struct fi_ops_cm alias_cm_ops = {
 	.size = sizeof(struct fi_ops_cm),
-	.setname = alias_no_setname,
+	.setname = mrail_no_setname,
 	.getname = alias_getname,
-	.getpeer = alias_no_getpeer,
-	.connect = alias_no_connect,
-	.listen = alias_no_listen,
-	.accept = alias_no_accept,
-	.reject = alias_no_reject,
-	.shutdown = alias_no_shutdown,
+	.getpeer = mrail_no_getpeer,
+	.connect = mrail_no_connect,
+	.listen = mrail_no_listen,
+	.accept = mrail_no_accept,
+	.reject = mrail_no_reject,
+	.shutdown = mrail_no_shutdown,
 	.join = alias_join,
 };
 
@@ -859,25 +805,14 @@ static int alias_control(struct fid *fid, int command, void *arg)
 	}
 }
 
-static int alias_no_tostr(const struct fid *fid, char *buf, size_t len)
-{
-	return -FI_ENOSYS;
-}
-
-static int alias_no_ops_set(struct fid *fid, const char *name, uint64_t flags,
-			    void *ops, void *context)
-{
-	return -FI_ENOSYS;
-}
-
 static struct fi_ops alias_fi_ops = {
 	.size = sizeof(struct fi_ops),
 	.close = alias_close,
 	.bind = alias_bind,
 	.control = alias_control,
 	.ops_open = mrail_no_ops_open,
-	.tostr = alias_no_tostr,
-	.ops_set = alias_no_ops_set,
+	.tostr = mrail_no_tostr,
+	.ops_set = mrail_no_ops_set,
 };
 
 static int alias_new(struct mrail_ep *ep, const struct mrail_op_flags *flags,

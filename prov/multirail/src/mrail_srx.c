@@ -249,32 +249,15 @@ static int srx_no_setopt(fid_t fid, int level, int optname, const void *optval,
 	return -FI_ENOPROTOOPT;
 }
 
-static int srx_no_tx_ctx(struct fid_ep *sep, int index, struct fi_tx_attr *attr,
-			 struct fid_ep **tx_ep, void *context)
-{
-	return -FI_ENOSYS;
-}
-
-static int srx_no_rx_ctx(struct fid_ep *sep, int index, struct fi_rx_attr *attr,
-			 struct fid_ep **rx_ep, void *context)
-{
-	return -FI_ENOSYS;
-}
-
-static ssize_t srx_no_size_left(struct fid_ep *ep)
-{
-	return -FI_ENOSYS;
-}
-
 static struct fi_ops_ep srx_ep_ops = {
 	.size = sizeof(struct fi_ops_ep),
 	.cancel = srx_cancel,
 	.getopt = srx_no_getopt,
 	.setopt = srx_no_setopt,
-	.tx_ctx = srx_no_tx_ctx,
-	.rx_ctx = srx_no_rx_ctx,
-	.rx_size_left = srx_no_size_left,
-	.tx_size_left = srx_no_size_left,
+	.tx_ctx = mrail_no_tx_ctx,
+	.rx_ctx = mrail_no_rx_ctx,
+	.rx_size_left = mrail_no_size_left,
+	.tx_size_left = mrail_no_size_left,
 };
 
 static void srx_free_queue(struct mrail_match_queue *q)
@@ -324,25 +307,14 @@ static int srx_control(struct fid *fid, int command, void *arg)
 	return command == FI_ENABLE ? 0 : -FI_ENOSYS;
 }
 
-static int srx_no_tostr(const struct fid *fid, char *buf, size_t len)
-{
-	return -FI_ENOSYS;
-}
-
-static int srx_no_ops_set(struct fid *fid, const char *name, uint64_t flags,
-			  void *ops, void *context)
-{
-	return -FI_ENOSYS;
-}
-
 static struct fi_ops mrail_srx_fi_ops = {
 	.size = sizeof(struct fi_ops),
 	.close = srx_close,
 	.bind = srx_no_bind,
 	.control = srx_control,
 	.ops_open = mrail_no_ops_open,
-	.tostr = srx_no_tostr,
-	.ops_set = srx_no_ops_set,
+	.tostr = mrail_no_tostr,
+	.ops_set = mrail_no_ops_set,
 };
 
 int mrail_srx_open(struct fid_domain *domain_fid, struct fi_rx_attr *attr,

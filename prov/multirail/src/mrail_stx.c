@@ -54,30 +54,14 @@ static int stx_no_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 	return -FI_EINVAL;
 }
 
-static int stx_no_control(struct fid *fid, int command, void *arg)
-{
-	return -FI_ENOSYS;
-}
-
-static int stx_no_tostr(const struct fid *fid, char *buf, size_t len)
-{
-	return -FI_ENOSYS;
-}
-
-static int stx_no_ops_set(struct fid *fid, const char *name, uint64_t flags,
-			  void *ops, void *context)
-{
-	return -FI_ENOSYS;
-}
-
 static struct fi_ops mrail_stx_fi_ops = {
 	.size = sizeof(struct fi_ops),
 	.close = stx_close,
 	.bind = stx_no_bind,
-	.control = stx_no_control,
+	.control = mrail_no_control,
 	.ops_open = mrail_no_ops_open,
-	.tostr = stx_no_tostr,
-	.ops_set = stx_no_ops_set,
+	.tostr = mrail_no_tostr,
+	.ops_set = mrail_no_ops_set,
 };
 
 /* Operations are posted to the endpoints, never to the context. */
@@ -98,32 +82,15 @@ static int stx_no_setopt(fid_t fid, int level, int optname, const void *optval,
 	return -FI_ENOPROTOOPT;
 }
 
-static int stx_no_tx_ctx(struct fid_ep *sep, int index, struct fi_tx_attr *attr,
-			 struct fid_ep **tx_ep, void *context)
-{
-	return -FI_ENOSYS;
-}
-
-static int stx_no_rx_ctx(struct fid_ep *sep, int index, struct fi_rx_attr *attr,
-			 struct fid_ep **rx_ep, void *context)
-{
-	return -FI_ENOSYS;
-}
-
-static ssize_t stx_no_size_left(struct fid_ep *ep)
-{
-	return -FI_ENOSYS;
-}
-
 static struct fi_ops_ep mrail_stx_ep_ops = {
 	.size = sizeof(struct fi_ops_ep),
 	.cancel = stx_no_cancel,
 	.getopt = stx_no_getopt,
 	.setopt = stx_no_setopt,
-	.tx_ctx = stx_no_tx_ctx,
-	.rx_ctx = stx_no_rx_ctx,
-	.rx_size_left = stx_no_size_left,
-	.tx_size_left = stx_no_size_left,
+	.tx_ctx = mrail_no_tx_ctx,
+	.rx_ctx = mrail_no_rx_ctx,
+	.rx_size_left = mrail_no_size_left,
+	.tx_size_left = mrail_no_size_left,
 };
 
 int mrail_stx_open(struct fid_domain *domain_fid, struct fi_tx_attr *attr,
