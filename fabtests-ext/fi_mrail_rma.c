@@ -14,7 +14,9 @@
  * (FI_FENCE), a write followed by a fenced read of the same bytes, and
  * accesses that must be refused (past the end, unknown key, a region
  * without the access), then writes and reads through a second AV entry
- * for the target. A TCP control connection orders the steps.
+ * for the target, and last a read after which the initiator closes its
+ * endpoint and ends at once (the target must count that read all the
+ * same). A TCP control connection orders the steps.
  *
  * Checked byte for byte at both ends (guards included), exactly: one
  * completion per operation with its context and flags, the initiator's
@@ -67,6 +69,8 @@
 
 /* ---- control connection ---- */
 
+/* CMD_DONE: the initiator's last read has completed and it is closing;
+ * the target checks like CMD_CHECK and answers nothing. */
 enum cmd_type { CMD_PREP = 1, CMD_CHECK, CMD_DONE };
 
 struct cmd {
@@ -284,8 +288,10 @@ static void run_server(void)
 
 	for (;;) {
 		ctl_read(sock, &c, sizeof(c), server_drain_cq);
-		if (c.type == CMD_DONE)
+		if (c.type == CMD_DONE) {
+			server_check(&c);
 			break;
+		}
 		if (c.type == CMD_PREP) {
 			memset(region, GUARD_BYTE, region_len);
 			if (c.pattern)
@@ -736,11 +742,43 @@ static void run_alias(const size_t *sizes, size_t nsizes, uint64_t *seed)
 	run_op(OP_READ, sizes[0], (*seed)++);
 }
 
+/*
+ * The last operation: a read, after which the initiator closes its
+ * endpoint and exits at once, as fabtests' fi_rdm_deferred_wq -T rma does.
+ * The target counts a read on the initiator's ACK, which must leave before
+ * the endpoint goes.
+ */
+static void run_last_read(size_t size, uint64_t seed)
+{
+	struct cmd done = {
+		.type = CMD_DONE, .size = size, .seed = seed,
+		.expect_pattern = true, .expect_rwrite = remote_writes,
+		.expect_rread = remote_reads + 1,
+	};
+	ssize_t ret;
+	int err;
+
+	prep(size, seed, true);
+	memset(local + GUARD, 0, size);
+	ret = post_retry(OP_READ, local + GUARD, size, GUARD, KEY_RW, 0, &ctx[0], 0);
+	check(!ret, "last read of %zu bytes: post returned %s", size,
+	      fi_strerror((int) -ret));
+	if (!ret) {
+		err = wait_completion("last read", &ctx[0], FI_RMA | FI_READ);
+		check(!err, "last read of %zu bytes: error completion %s", size,
+		      fi_strerror(err));
+		reads_done++;
+		remote_reads++;
+		data_bytes += size;
+		check_local("last read", size, seed);
+	}
+	ctl_write(sock, &done, sizeof(done));
+}
+
 static void run_client(const size_t *sizes, size_t nsizes)
 {
 	uint64_t seed = 1;
 	int32_t status;
-	struct cmd done = { .type = CMD_DONE };
 	size_t s, big;
 	enum op op;
 
@@ -786,8 +824,8 @@ static void run_client(const size_t *sizes, size_t nsizes)
 	run_op(OP_WRITE, sizes[nsizes - 1], seed++);
 	run_op(OP_READ, sizes[nsizes - 1], seed++);
 	run_alias(sizes, nsizes, &seed);
+	run_last_read(big, seed++);
 
-	ctl_write(sock, &done, sizeof(done));
 	printf(PROG ": %" PRIu64 " bytes of RMA data moved\n", data_bytes);
 	free(local);
 }

@@ -26,6 +26,7 @@
 
 #include "addr_codec.h"
 #include "av_alias.h"
+#include "av_shm.h"
 #include "match.h"
 #include "reorder.h"
 #include "wire.h"
@@ -212,6 +213,10 @@ struct mrail_av {
 	size_t partial_count;	/* canonical entries still partial */
 	bool events;		/* FI_EVENT: inserts reported on eq */
 	struct mrail_eq *eq;
+	/* A named AV's shared table (mrail_av_shared.c), or NULL. A reader
+	 * (FI_READ) keeps indices below the table's capacity for the
+	 * writer's entries and adds what it learns itself after them. */
+	struct mrail_av_shared *shared;
 };
 
 /* One user-level completion, successful or not, before it is formatted. */
@@ -306,6 +311,11 @@ void mrail_progress_forget(struct mrail_domain *domain, struct mrail_wait *wait)
 #define MRAIL_MAX_MSG ((uint64_t) 1 << 40)
 #define MRAIL_RX_BUFS_PER_RAIL 64
 #define MRAIL_TX_BUFS_PER_RAIL 64
+/* How long fi_close of an endpoint keeps progressing while mrail's own
+ * answers (ACKs, HELLOs) still wait for a transmit buffer, so that a peer
+ * waiting for them is not left hanging by an application that closes
+ * right after its last completion. */
+#define MRAIL_CLOSE_LINGER_MS 1000
 #define MRAIL_REORDER_WINDOW 1024
 /* A sequence number this far ahead cannot come from an honest sender (it
  * would need that many messages in flight): dropped, not held. */
@@ -523,6 +533,20 @@ fi_addr_t mrail_av_canon(struct mrail_av *av, fi_addr_t fi_addr);
 /* The fi_addr_t to report as the source of what canonical entry canon's
  * peer sent: canon, or an alias when the application removed canon. */
 fi_addr_t mrail_av_shown(struct mrail_av *av, fi_addr_t canon);
+/* Named AVs (mrail_av_shared.c). */
+struct mrail_av_shared;
+int mrail_av_shared_open(struct fi_av_attr *attr, struct mrail_av_shared **out);
+void mrail_av_shared_close(struct mrail_av_shared *shared);
+bool mrail_av_shared_is_reader(const struct mrail_av_shared *shared);
+uint64_t mrail_av_shared_capacity(const struct mrail_av_shared *shared);
+void mrail_av_shared_publish(struct mrail_av_shared *shared, fi_addr_t fi_addr,
+			     const struct mrail_addr *addr);
+void mrail_av_shared_withdraw(struct mrail_av_shared *shared, fi_addr_t fi_addr);
+/* 1 with *addr decoded, 0 when the writer has not published fi_addr (or
+ * removed it), -FI_EINVAL for a corrupt entry. */
+int mrail_av_shared_read(const struct mrail_av_shared *shared, fi_addr_t fi_addr,
+			 struct mrail_addr *addr);
+
 /* The peer record behind an entry (an alias's is its canonical entry's),
  * or NULL when the entry holds no peer. */
 struct mrail_av_peer *mrail_av_get_peer(struct mrail_av *av, fi_addr_t fi_addr);

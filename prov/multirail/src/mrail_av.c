@@ -32,9 +32,14 @@ _Static_assert(MRAIL_ADDR_FORMAT_SOCKADDR_IN == FI_SOCKADDR_IN,
 _Static_assert(MRAIL_ADDR_FORMAT_SOCKADDR_IN6 == FI_SOCKADDR_IN6,
 	       "addr_codec.h's IPv6 format is libfabric's FI_SOCKADDR_IN6");
 
+static void av_pull_shared(struct mrail_av *av, fi_addr_t fi_addr);
+static int av_check_reachable(struct mrail_av *av, const struct mrail_addr *addr,
+			      size_t index);
+
 /* The entry an application names, or NULL (never inserted, removed). */
 static struct mrail_av_peer *av_named(struct mrail_av *av, fi_addr_t fi_addr)
 {
+	av_pull_shared(av, fi_addr);
 	if (mrail_alias_resolve(av->alias, av->peer_count, fi_addr) ==
 	    MRAIL_ALIAS_NONE)
 		return NULL;
@@ -43,6 +48,7 @@ static struct mrail_av_peer *av_named(struct mrail_av *av, fi_addr_t fi_addr)
 
 struct mrail_av_peer *mrail_av_get_peer(struct mrail_av *av, fi_addr_t fi_addr)
 {
+	av_pull_shared(av, fi_addr);
 	if (fi_addr >= av->peer_count || !av->alias[fi_addr].live)
 		return NULL;
 	return &av->peers[av->alias[fi_addr].canon];
@@ -50,7 +56,10 @@ struct mrail_av_peer *mrail_av_get_peer(struct mrail_av *av, fi_addr_t fi_addr)
 
 fi_addr_t mrail_av_canon(struct mrail_av *av, fi_addr_t fi_addr)
 {
-	uint64_t canon = mrail_alias_resolve(av->alias, av->peer_count, fi_addr);
+	uint64_t canon;
+
+	av_pull_shared(av, fi_addr);
+	canon = mrail_alias_resolve(av->alias, av->peer_count, fi_addr);
 
 	return canon == MRAIL_ALIAS_NONE ? FI_ADDR_NOTAVAIL : canon;
 }
@@ -151,6 +160,21 @@ static int av_reserve_peer(struct mrail_av *av)
 	memset(grown + av->peer_cap, 0, (cap - av->peer_cap) * sizeof(*grown));
 	av->peers = grown;
 	av->peer_cap = cap;
+	return 0;
+}
+
+/* A named AV's reader: room for every index the writer can share, all
+ * unused until pulled (av_pull_shared), so pulling never moves the table. */
+static int av_reserve_shared(struct mrail_av *av)
+{
+	size_t cap = mrail_av_shared_capacity(av->shared);
+
+	av->alias = calloc(cap, sizeof(*av->alias));
+	av->peers = calloc(cap, sizeof(*av->peers));
+	if (!av->alias || !av->peers)
+		return -FI_ENOMEM;
+	av->peer_cap = cap;
+	av->peer_count = cap;
 	return 0;
 }
 
@@ -286,21 +310,17 @@ static int av_find_owner(struct mrail_av *av, const struct mrail_addr *addr,
  * becomes its canonical entry; another entry of the same peer is an alias
  * of it, with no rail entries of its own.
  */
-static int av_insert_peer(struct mrail_av *av, const struct mrail_addr *addr,
-			  fi_addr_t *fi_addr)
+static int av_fill_entry(struct mrail_av *av, const struct mrail_addr *addr,
+			 fi_addr_t idx)
 {
 	bool partial = addr->flags & MRAIL_ADDR_FLAG_PARTIAL;
-	fi_addr_t idx, owner;
 	struct mrail_av_peer *peer;
+	fi_addr_t owner;
 	int ret;
 
-	ret = av_reserve_peer(av);
-	if (ret)
-		return ret;
 	ret = av_find_owner(av, addr, &owner);
 	if (ret)
 		return ret;
-	idx = av->peer_count;
 	peer = &av->peers[idx];
 	memset(peer, 0, sizeof(*peer));
 	peer->addr = *addr;
@@ -328,8 +348,51 @@ static int av_insert_peer(struct mrail_av *av, const struct mrail_addr *addr,
 	mrail_alias_add(av->alias, av->peer_cap, idx,
 			owner == FI_ADDR_NOTAVAIL ? MRAIL_ALIAS_NONE : owner);
 	peer->in_use = true;
-	*fi_addr = av->peer_count++;
 	return 0;
+}
+
+/* A new entry at the end of the table; a named AV's writer shares it. */
+static int av_insert_peer(struct mrail_av *av, const struct mrail_addr *addr,
+			  fi_addr_t *fi_addr)
+{
+	fi_addr_t idx;
+	int ret;
+
+	ret = av_reserve_peer(av);
+	if (ret)
+		return ret;
+	idx = av->peer_count;
+	ret = av_fill_entry(av, addr, idx);
+	if (ret)
+		return ret;
+	av->peer_count++;
+	mrail_av_shared_publish(av->shared, idx, addr);
+	*fi_addr = idx;
+	return 0;
+}
+
+/*
+ * A reader of a named AV meets one of the writer's indices for the first
+ * time: the writer's address for it goes into this process's rails' AVs at
+ * the same index (the table was sized to the shared capacity at open, so
+ * nothing moves). An index not published yet stays unknown: it may be
+ * published later, and the next use looks again.
+ */
+static void av_pull_shared(struct mrail_av *av, fi_addr_t fi_addr)
+{
+	struct mrail_addr addr;
+
+	if (!mrail_av_shared_is_reader(av->shared) ||
+	    fi_addr >= mrail_av_shared_capacity(av->shared) ||
+	    av->alias[fi_addr].named || av->peers[fi_addr].in_use)
+		return;
+	if (mrail_av_shared_read(av->shared, fi_addr, &addr) <= 0)
+		return;
+	if (av_check_reachable(av, &addr, fi_addr))
+		return;
+	if (av_fill_entry(av, &addr, fi_addr))
+		MRAIL_WARN(FI_LOG_AV, "named AV: cannot take entry %" PRIu64
+			   " into this process's rails\n", (uint64_t) fi_addr);
 }
 
 int mrail_av_learn_peer(struct mrail_av *av, const struct mrail_addr *addr,
@@ -492,6 +555,11 @@ static int av_report(struct mrail_av *av, int inserted, const int *errors,
 static int av_insert_begin(struct mrail_av *av, uint64_t flags, void *context,
 			   size_t count, int **errors)
 {
+	if (mrail_av_shared_is_reader(av->shared)) {
+		MRAIL_WARN(FI_LOG_AV, "this AV was opened with FI_READ: only "
+			   "the process that created the named AV inserts\n");
+		return -FI_EPERM;
+	}
 	if (flags & ~MRAIL_AV_INSERT_FLAGS)
 		return -FI_EBADFLAGS;
 	*errors = (flags & FI_SYNC_ERR) ? context : NULL;
@@ -547,6 +615,11 @@ static int mrail_av_remove(struct fid_av *av_fid, fi_addr_t *fi_addr, size_t cou
 
 	if (flags)
 		return -FI_EBADFLAGS;
+	if (mrail_av_shared_is_reader(av->shared)) {
+		MRAIL_WARN(FI_LOG_AV, "this AV was opened with FI_READ: only "
+			   "the process that created the named AV removes\n");
+		return -FI_EPERM;
+	}
 	pthread_mutex_lock(&av->domain->lock);
 	for (i = 0; i < count; i++) {
 		/* A canonical entry whose aliases remain stays, hidden: the
@@ -558,6 +631,7 @@ static int mrail_av_remove(struct fid_av *av_fid, fi_addr_t *fi_addr, size_t cou
 		}
 		for (j = 0; j < n; j++)
 			av_release_peer(av, freed[j]);
+		mrail_av_shared_withdraw(av->shared, fi_addr[i]);
 	}
 	pthread_mutex_unlock(&av->domain->lock);
 	return ret;
@@ -813,6 +887,7 @@ static int mrail_av_close(struct fid *fid)
 	av->domain->refs--;
 	pthread_mutex_unlock(&av->domain->lock);
 	av_keys_free(av);
+	mrail_av_shared_close(av->shared);
 	free(av->peers);
 	free(av->alias);
 	free(av);
@@ -835,10 +910,6 @@ int mrail_av_open(struct fid_domain *domain_fid, struct fi_av_attr *attr,
 	if (attr->type != FI_AV_UNSPEC && attr->type != FI_AV_TABLE &&
 	    attr->type != FI_AV_MAP)
 		return -FI_EINVAL;
-	if (attr->name) {
-		MRAIL_WARN(FI_LOG_AV, "mrail AVs are not shared (named)\n");
-		return -FI_ENOSYS;
-	}
 	/* A scalable endpoint has one receive context, index 0, which
 	 * fi_rx_addr leaves out of the address: any width names it. An
 	 * address naming another index is no entry of the AV (-FI_EINVAL). */
@@ -847,8 +918,13 @@ int mrail_av_open(struct fid_domain *domain_fid, struct fi_av_attr *attr,
 			   attr->rx_ctx_bits);
 		return -FI_EINVAL;
 	}
-	if (attr->flags & ~FI_EVENT)
+	if (attr->flags & ~(FI_EVENT | FI_READ))
 		return -FI_EBADFLAGS;
+	if ((attr->flags & FI_READ) && !attr->name) {
+		MRAIL_WARN(FI_LOG_AV, "FI_READ opens a named AV: set "
+			   "fi_av_attr.name\n");
+		return -FI_EINVAL;
+	}
 
 	av = calloc(1, sizeof(*av));
 	if (!av)
@@ -857,15 +933,24 @@ int mrail_av_open(struct fid_domain *domain_fid, struct fi_av_attr *attr,
 	av->events = attr->flags & FI_EVENT;
 	av->type = attr->type == FI_AV_UNSPEC ? FI_AV_TABLE : attr->type;
 	rail_attr.count = attr->count;
+	if (attr->name) {
+		ret = mrail_av_shared_open(attr, &av->shared);
+		if (ret)
+			goto err_free;
+		/* A reader's own entries go after the writer's indices. */
+		if (mrail_av_shared_is_reader(av->shared)) {
+			ret = av_reserve_shared(av);
+			if (ret)
+				goto err_shared;
+		}
+	}
 	for (i = 0; i < domain->fabric->rails.count; i++) {
 		ret = fi_av_open(domain->rail_domains[i], &rail_attr,
 				 &av->rail_avs[i], NULL);
 		if (ret) {
 			MRAIL_WARN(FI_LOG_AV, "rail %zu: cannot open its AV: %s\n",
 				   i + 1, fi_strerror(-ret));
-			av_close_rails(av);
-			free(av);
-			return ret;
+			goto err_rails;
 		}
 	}
 
@@ -878,6 +963,16 @@ int mrail_av_open(struct fid_domain *domain_fid, struct fi_av_attr *attr,
 	av->av_fid.ops = &mrail_av_ops;
 	*av_fid = &av->av_fid;
 	return 0;
+
+err_rails:
+	av_close_rails(av);
+err_shared:
+	mrail_av_shared_close(av->shared);
+err_free:
+	free(av->peers);
+	free(av->alias);
+	free(av);
+	return ret;
 }
 
 static struct fi_ops mrail_av_fi_ops = {

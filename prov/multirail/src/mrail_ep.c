@@ -660,6 +660,31 @@ struct mrail_ep *mrail_ep_from_fid(struct fid *fid)
 	return container_of(fid, struct mrail_ep, ep_fid.fid);
 }
 
+/*
+ * Drives the endpoint while mrail's own answers still wait in its queues
+ * for a transmit buffer (at most MRAIL_CLOSE_LINGER_MS): an ACK queued
+ * there may be what a peer counts a read on or completes a send on.
+ */
+static void ep_linger(struct mrail_ep *ep)
+{
+	struct timespec start, now;
+	long elapsed_ms;
+
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	while (ep->pending_acks || ep->hellos) {
+		mrail_ep_progress(ep);
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		elapsed_ms = (now.tv_sec - start.tv_sec) * 1000 +
+			     (now.tv_nsec - start.tv_nsec) / 1000000;
+		if (elapsed_ms >= MRAIL_CLOSE_LINGER_MS) {
+			MRAIL_WARN(FI_LOG_EP_CTRL, "closing with answers to peers "
+				   "still queued after %d ms: those peers may "
+				   "wait for them\n", MRAIL_CLOSE_LINGER_MS);
+			break;
+		}
+	}
+}
+
 static int mrail_ep_close(struct fid *fid)
 {
 	struct mrail_ep *ep = container_of(fid, struct mrail_ep, ep_fid.fid);
@@ -672,6 +697,8 @@ static int mrail_ep_close(struct fid *fid)
 			   "open: close them first (fi_endpoint(3))\n", ep->aliases);
 		return -FI_EBUSY;
 	}
+	if (ep->enabled)
+		ep_linger(ep);
 	/* Off the progress thread's list before its rails close. */
 	if (ep->enabled)
 		mrail_progress_remove_ep(domain, ep);

@@ -579,6 +579,11 @@ static void rdv_recv_finish(struct mrail_ep *ep, struct mrail_rdv_recv *rdv)
 			entry->olen = rdv->rts.total_len - rdv->to_read;
 		}
 	}
+	/* The ACK goes before the completion: an application that ends as
+	 * soon as its read completes (fabtests' fi_rdm_deferred_wq -T rma
+	 * does) must not take the ACK the target counts the read on with it. */
+	mrail_rdv_ack_sender(ep, rdv->peer, rdv->req_id,
+			     rdv->err ? -(int32_t) rdv->err : 0);
 	switch (rdv->kind) {
 	case MRAIL_PULL_RECV:
 		mrail_recv_write_completion(ep, rdv->multi, rdv->recv_flags, entry);
@@ -591,8 +596,6 @@ static void rdv_recv_finish(struct mrail_ep *ep, struct mrail_rdv_recv *rdv)
 		mrail_user_complete(ep, entry, rdv->report);
 		break;
 	}
-	mrail_rdv_ack_sender(ep, rdv->peer, rdv->req_id,
-			     rdv->err ? -(int32_t) rdv->err : 0);
 	DL_DELETE(ep->rdv_recvs, rdv);
 	rdv_recv_free(ep, rdv);
 }
