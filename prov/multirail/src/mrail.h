@@ -181,8 +181,9 @@ struct mrail_av_peer {
 	bool in_use;
 	struct mrail_addr addr;
 	fi_addr_t rail_fi_addr[MRAIL_MAX_RAILS];
-	/* A partial address (addr.flags): our HELLO to it is queued or
-	 * sent, its answer completes the entry. */
+	/* Our HELLO to it (a greeting to a partial address, whose answer
+	 * completes the entry, or an introduction to a full one) is queued
+	 * or sent, or the peer's own HELLO showed it knows us. */
 	bool hello_sent;
 	uint64_t key;		/* mrail_addr_key(&addr); 0 while partial */
 	/* Entries in the rails' AVs: every rail for a peer's canonical
