@@ -181,9 +181,8 @@ struct mrail_av_peer {
 	bool in_use;
 	struct mrail_addr addr;
 	fi_addr_t rail_fi_addr[MRAIL_MAX_RAILS];
-	/* Our HELLO to it (a greeting to a partial address, whose answer
-	 * completes the entry, or an introduction to a full one) is queued
-	 * or sent, or the peer's own HELLO showed it knows us. */
+	/* A partial address (addr.flags): our HELLO to it is queued or
+	 * sent, its answer completes the entry. */
 	bool hello_sent;
 	uint64_t key;		/* mrail_addr_key(&addr); 0 while partial */
 	/* Entries in the rails' AVs: every rail for a peer's canonical
@@ -462,6 +461,11 @@ struct mrail_ep {
 	/* Per peer fi_addr: messages we may still send it before it returns
 	 * credits (MRAIL_TX_CREDITS when nothing is in flight). */
 	uint32_t *tx_credits;
+	/* Per peer fi_addr: the peer knows this endpoint's key (our HELLO
+	 * to it is queued or sent, or one of its HELLOs reached us), so our
+	 * sends need no introduction (core/first_contact.h). Per endpoint:
+	 * endpoints sharing an AV have keys of their own. */
+	bool *introduced;
 	struct mrail_peer_rx *rx_peers;	/* per peer fi_addr */
 	size_t peer_cap;
 	struct mrail_wire_limits limits;

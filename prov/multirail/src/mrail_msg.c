@@ -387,7 +387,9 @@ void mrail_hello_progress(struct mrail_ep *ep)
 				   fi_strerror(-ret));
 			/* The next send to it tries again. */
 			peer = mrail_av_get_peer(ep->av, hello->peer);
-			if (peer && !hello->reply)
+			if (!hello->reply)
+				ep->introduced[hello->peer] = false;
+			if (peer && !hello->reply && !hello->intro)
 				peer->hello_sent = false;
 		}
 		LL_DELETE(ep->hellos, hello);
@@ -436,9 +438,14 @@ static void rx_hello(struct mrail_ep *ep, size_t rail, const struct mrail_wire_h
 		   rail + 1, hdr->flags & MRAIL_WIRE_F_REPLY ? " REPLY" :
 		   hdr->flags & MRAIL_WIRE_F_INTRO ? " (introduction)" : "",
 		   (uint64_t) peer);
+	if (mrail_ep_reserve_peer(ep, peer)) {
+		snprintf(why, sizeof(why), "out of memory for the peer that "
+			 "sent a HELLO");
+		goto bad;
+	}
 	/* Whatever kind it is, its sender holds our full address now (or
 	 * will, from our REPLY): our sends to it need no introduction. */
-	mrail_av_get_peer(ep->av, peer)->hello_sent = true;
+	ep->introduced[peer] = true;
 	if (mrail_hello_wants_reply(hdr->flags))
 		hello_queue(ep, peer, true, false);
 	return;
@@ -1085,6 +1092,7 @@ static bool first_contact(struct mrail_ep *ep, fi_addr_t dest)
 
 	if (!peer->hello_sent) {
 		peer->hello_sent = true;
+		ep->introduced[dest] = true;
 		hello_queue(ep, dest, false, false);
 	}
 	do {
@@ -1139,7 +1147,7 @@ ssize_t mrail_send_common(struct mrail_ep *ep, const struct iovec *iov, size_t c
 		goto out;
 	}
 	switch (mrail_contact_step(peer->addr.flags & MRAIL_ADDR_FLAG_PARTIAL,
-				   peer->hello_sent)) {
+				   ep->introduced[dest])) {
 	case MRAIL_CONTACT_AWAIT_REPLY:
 		if (!first_contact(ep, dest)) {
 			ret = -FI_EAGAIN;
@@ -1147,7 +1155,7 @@ ssize_t mrail_send_common(struct mrail_ep *ep, const struct iovec *iov, size_t c
 		}
 		break;
 	case MRAIL_CONTACT_INTRODUCE:
-		peer->hello_sent = true;
+		ep->introduced[dest] = true;
 		hello_queue(ep, dest, false, true);
 		break;
 	case MRAIL_CONTACT_SEND:
