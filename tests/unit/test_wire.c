@@ -670,19 +670,22 @@ static void assert_flag_refused(uint8_t op, uint8_t allowed, uint8_t bit)
 
 Test(wire_hdr_rules, flags_each_op_refuses)
 {
+	/* HELLO allows REPLY and INTRO, one at a time (hello_intro_flag
+	 * checks the pair): each is the other's "allowed alongside". */
 	static const struct {
-		uint8_t op, allowed;
+		uint8_t op, allowed, also_allowed;
 	} ops[] = {
-		{ MRAIL_OP_EAGER, ALL_FLAGS },
-		{ MRAIL_OP_RTS, MRAIL_WIRE_F_TAGGED | MRAIL_WIRE_F_CQ_DATA },
-		{ MRAIL_OP_ACK, 0 },
-		{ MRAIL_OP_HELLO, MRAIL_WIRE_F_REPLY },
+		{ MRAIL_OP_EAGER, ALL_FLAGS, 0 },
+		{ MRAIL_OP_RTS, MRAIL_WIRE_F_TAGGED | MRAIL_WIRE_F_CQ_DATA, 0 },
+		{ MRAIL_OP_ACK, 0, 0 },
+		{ MRAIL_OP_HELLO, MRAIL_WIRE_F_REPLY, MRAIL_WIRE_F_INTRO },
+		{ MRAIL_OP_HELLO, MRAIL_WIRE_F_INTRO, MRAIL_WIRE_F_REPLY },
 	};
 	unsigned i, bit;
 
 	for (i = 0; i < sizeof(ops) / sizeof(ops[0]); i++) {
 		for (bit = 1; bit <= 0x80; bit <<= 1) {
-			if (ops[i].allowed & bit)
+			if ((ops[i].allowed | ops[i].also_allowed) & bit)
 				continue;
 			/* With and without the allowed flags set alongside. */
 			assert_flag_refused(ops[i].op, 0, (uint8_t) bit);
@@ -710,6 +713,33 @@ Test(wire_hdr_rules, hello_reply_flag)
 	m.bytes[2] = MRAIL_WIRE_F_REPLY;
 	assert_msg_refused(&m, &test_limits, -EINVAL,
 			   "flags 0x08 not allowed for ACK");
+}
+
+Test(wire_hdr_rules, hello_intro_flag)
+{
+	struct mrail_wire_hdr hdr, out;
+	struct test_msg m;
+	char err[MRAIL_ERR_MAX];
+
+	raw_valid_msg(&m, MRAIL_OP_HELLO, MRAIL_WIRE_F_INTRO, 12);
+	cr_assert_eq(mrail_wire_hdr_decode(m.bytes, m.len, &test_limits, &out, err,
+					   sizeof(err)), 0, "%s", err);
+	cr_assert_eq(out.flags, MRAIL_WIRE_F_INTRO);
+	make_hdr(&hdr, MRAIL_OP_HELLO, MRAIL_WIRE_F_INTRO, 12);
+	cr_assert_eq(mrail_wire_hdr_encode(&hdr, m.bytes, sizeof(m.bytes)),
+		     MRAIL_WIRE_HDR_LEN);
+	/* An answer is never an introduction: one encoding per meaning. */
+	raw_valid_msg(&m, MRAIL_OP_HELLO, 0, 12);
+	m.bytes[2] = MRAIL_WIRE_F_REPLY | MRAIL_WIRE_F_INTRO;
+	assert_msg_refused(&m, &test_limits, -EINVAL, "both REPLY and INTRO");
+	make_hdr(&hdr, MRAIL_OP_HELLO, MRAIL_WIRE_F_INTRO, 12);
+	hdr.flags |= MRAIL_WIRE_F_REPLY;
+	assert_encode_refused(&hdr);
+	/* INTRO belongs to HELLO alone. */
+	raw_valid_msg(&m, MRAIL_OP_ACK, 0, MRAIL_WIRE_ACK_LEN);
+	m.bytes[2] = MRAIL_WIRE_F_INTRO;
+	assert_msg_refused(&m, &test_limits, -EINVAL,
+			   "flags 0x20 not allowed for ACK");
 }
 
 Test(wire_hdr_rules, flags_message_examples)

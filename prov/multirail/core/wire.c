@@ -142,7 +142,9 @@ static const struct wire_op_rules wire_ops[] = {
 		.needs_credit = true,
 	},
 	[MRAIL_OP_ACK] = { .name = "ACK" },
-	[MRAIL_OP_HELLO] = { .name = "HELLO", .flags = MRAIL_WIRE_F_REPLY },
+	[MRAIL_OP_HELLO] = {
+		.name = "HELLO", .flags = MRAIL_WIRE_F_REPLY | MRAIL_WIRE_F_INTRO,
+	},
 	[MRAIL_OP_WRITE] = {
 		.name = "WRITE",
 		.flags = MRAIL_WIRE_F_CQ_DATA | MRAIL_WIRE_F_INLINE,
@@ -213,6 +215,10 @@ static int check_op_and_flags(const struct wire_err *err,
 			"flags 0x%02x not allowed for %s (header flags 0x%02x, "
 			"%s allows 0x%02x)", stray, (*rules)->name,
 			hdr->flags, (*rules)->name, (*rules)->flags);
+	if ((hdr->flags & MRAIL_WIRE_F_REPLY) && (hdr->flags & MRAIL_WIRE_F_INTRO))
+		return wire_refuse(err, -EINVAL,
+			"HELLO with both REPLY and INTRO (flags 0x%02x): an "
+			"answer is never an introduction", hdr->flags);
 	return 0;
 }
 

@@ -26,7 +26,9 @@
  *   RTS    rendezvous descriptor (below); the receiver reads the data
  *   ACK    i32 status (0 or a negative errno), u32 reserved zero
  *   HELLO  the sender's full mrail address (addr_codec.h); with the REPLY
- *          flag it answers a HELLO, and is not answered itself
+ *          flag it answers a HELLO, with the INTRO flag it introduces a
+ *          sender that holds the receiver's full address (never both);
+ *          neither is answered itself
  *   WRITE  RMA descriptor (below), then with the INLINE flag exactly its
  *          length of data, else an RTS descriptor of that length (the
  *          target reads the data, then ACKs request id)
@@ -121,6 +123,7 @@ enum mrail_wire_op {
 #define MRAIL_WIRE_F_ACK_REQ	0x04	/* EAGER: answer with ACK when delivered */
 #define MRAIL_WIRE_F_REPLY	0x08	/* HELLO: the answer to a HELLO */
 #define MRAIL_WIRE_F_INLINE	0x10	/* WRITE: the data follows the descriptor */
+#define MRAIL_WIRE_F_INTRO	0x20	/* HELLO: an introduction, not answered */
 
 struct mrail_wire_hdr {
 	uint8_t op;

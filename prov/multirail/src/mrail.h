@@ -471,6 +471,11 @@ struct mrail_ep {
 	/* Per peer fi_addr: messages we may still send it before it returns
 	 * credits (MRAIL_TX_CREDITS when nothing is in flight). */
 	uint32_t *tx_credits;
+	/* Per peer fi_addr: the peer knows this endpoint's key (our HELLO
+	 * to it is queued or sent, or one of its HELLOs reached us), so our
+	 * sends need no introduction (core/first_contact.h). Per endpoint:
+	 * endpoints sharing an AV have keys of their own. */
+	bool *introduced;
 	struct mrail_peer_rx *rx_peers;	/* per peer fi_addr */
 	size_t peer_cap;
 	struct mrail_wire_limits limits;

@@ -18,6 +18,7 @@ int mrail_ep_reserve_peer(struct mrail_ep *ep, fi_addr_t fi_addr)
 	struct mrail_live_peer *live;
 	struct mrail_peer_rx *rx;
 	uint32_t *credits;
+	bool *introduced;
 	uint64_t *seq;
 	size_t cap, i;
 
@@ -38,6 +39,11 @@ int mrail_ep_reserve_peer(struct mrail_ep *ep, fi_addr_t fi_addr)
 	if (!credits)
 		return -FI_ENOMEM;
 	ep->tx_credits = credits;
+	introduced = realloc(ep->introduced, cap * sizeof(*introduced));
+	if (!introduced)
+		return -FI_ENOMEM;
+	ep->introduced = introduced;
+	memset(introduced + ep->peer_cap, 0, (cap - ep->peer_cap) * sizeof(*introduced));
 	live = realloc(ep->live, cap * sizeof(*live));
 	if (!live)
 		return -FI_ENOMEM;
@@ -647,6 +653,7 @@ static void ep_free(struct mrail_ep *ep)
 	free(ep->rx_peers);
 	free(ep->tx_seq);
 	free(ep->tx_credits);
+	free(ep->introduced);
 	free(ep->live);
 	free(ep);
 }

@@ -8,6 +8,7 @@
  */
 #include "mrail_msg.h"
 #include "mrail_reserve.h"
+#include "first_contact.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -287,11 +288,19 @@ static void rx_retry_held(struct mrail_ep *ep);
  * address, which completes our entry. Sends wait for that answer, so no
  * data message ever reaches a peer before the HELLO that introduces us,
  * whatever order a rail keeps.
+ *
+ * A peer we hold in full may still not know us: Open MPI inserts only the
+ * peers it sends to, and a barrier or gather root receives from every rank
+ * before it sends to any. So the first send to such a peer is preceded by
+ * an introduction (a HELLO with the INTRO flag, not answered), and the
+ * data follows at once; a message that overtakes it on another rail waits
+ * at the receiver until the introduction arrives (core/first_contact.h).
  */
 struct mrail_hello {
 	struct mrail_hello *next;
 	fi_addr_t peer;
 	bool reply;
+	bool intro;
 };
 
 /* A transmit buffer of one rail (HELLOs go over rail 0 only). */
@@ -316,7 +325,7 @@ static int hello_send(struct mrail_ep *ep, const struct mrail_hello *hello)
 	struct mrail_wire_hdr hdr = {
 		.sender = ep->self_key,
 		.op = MRAIL_OP_HELLO,
-		.flags = hello->reply ? MRAIL_WIRE_F_REPLY : 0,
+		.flags = mrail_hello_flags(hello->reply, hello->intro),
 	};
 	struct mrail_rail_buf *buf;
 	size_t len = MRAIL_RAIL_BUF_LEN - MRAIL_WIRE_HDR_LEN;
@@ -342,7 +351,8 @@ static int hello_send(struct mrail_ep *ep, const struct mrail_hello *hello)
 	return (int) mrail_tx_buf_send(ep, buf, MRAIL_WIRE_HDR_LEN + len, peer);
 }
 
-static void hello_queue(struct mrail_ep *ep, fi_addr_t peer, bool reply)
+static void hello_queue(struct mrail_ep *ep, fi_addr_t peer, bool reply,
+			bool intro)
 {
 	struct mrail_hello *hello;
 
@@ -356,7 +366,7 @@ static void hello_queue(struct mrail_ep *ep, fi_addr_t peer, bool reply)
 			   PRIu64 "\n", (uint64_t) peer);
 		return;
 	}
-	*hello = (struct mrail_hello) { .peer = peer, .reply = reply };
+	*hello = (struct mrail_hello) { .peer = peer, .reply = reply, .intro = intro };
 	LL_APPEND(ep->hellos, hello);
 	mrail_hello_progress(ep);
 }
@@ -377,7 +387,9 @@ void mrail_hello_progress(struct mrail_ep *ep)
 				   fi_strerror(-ret));
 			/* The next send to it tries again. */
 			peer = mrail_av_get_peer(ep->av, hello->peer);
-			if (peer && !hello->reply)
+			if (!hello->reply)
+				ep->introduced[hello->peer] = false;
+			if (peer && !hello->reply && !hello->intro)
 				peer->hello_sent = false;
 		}
 		LL_DELETE(ep->hellos, hello);
@@ -423,10 +435,19 @@ static void rx_hello(struct mrail_ep *ep, size_t rail, const struct mrail_wire_h
 		goto bad;
 	}
 	MRAIL_INFO(FI_LOG_EP_DATA, "rail %zu: HELLO%s from peer %" PRIu64 "\n",
-		   rail + 1, hdr->flags & MRAIL_WIRE_F_REPLY ? " REPLY" : "",
+		   rail + 1, hdr->flags & MRAIL_WIRE_F_REPLY ? " REPLY" :
+		   hdr->flags & MRAIL_WIRE_F_INTRO ? " (introduction)" : "",
 		   (uint64_t) peer);
-	if (!(hdr->flags & MRAIL_WIRE_F_REPLY))
-		hello_queue(ep, peer, true);
+	if (mrail_ep_reserve_peer(ep, peer)) {
+		snprintf(why, sizeof(why), "out of memory for the peer that "
+			 "sent a HELLO");
+		goto bad;
+	}
+	/* Whatever kind it is, its sender holds our full address now (or
+	 * will, from our REPLY): our sends to it need no introduction. */
+	ep->introduced[peer] = true;
+	if (mrail_hello_wants_reply(hdr->flags))
+		hello_queue(ep, peer, true, false);
 	return;
 bad:
 	mrail_rx_report_bad_message(ep, rail, why);
@@ -1071,7 +1092,8 @@ static bool first_contact(struct mrail_ep *ep, fi_addr_t dest)
 
 	if (!peer->hello_sent) {
 		peer->hello_sent = true;
-		hello_queue(ep, dest, false);
+		ep->introduced[dest] = true;
+		hello_queue(ep, dest, false, false);
 	}
 	do {
 		mrail_ep_progress(ep);
@@ -1124,11 +1146,20 @@ ssize_t mrail_send_common(struct mrail_ep *ep, const struct iovec *iov, size_t c
 		ret = -FI_EINVAL;
 		goto out;
 	}
-	if (peer->addr.flags & MRAIL_ADDR_FLAG_PARTIAL) {
+	switch (mrail_contact_step(peer->addr.flags & MRAIL_ADDR_FLAG_PARTIAL,
+				   ep->introduced[dest])) {
+	case MRAIL_CONTACT_AWAIT_REPLY:
 		if (!first_contact(ep, dest)) {
 			ret = -FI_EAGAIN;
 			goto out;
 		}
+		break;
+	case MRAIL_CONTACT_INTRODUCE:
+		ep->introduced[dest] = true;
+		hello_queue(ep, dest, false, true);
+		break;
+	case MRAIL_CONTACT_SEND:
+		break;
 	}
 	hdr.seq = ep->tx_seq[dest];
 	if (hdr.op == MRAIL_OP_EAGER) {
