@@ -1,8 +1,10 @@
 /*
  * fi_mrail_atomic: functional test of FI_ATOMIC between processes.
  *
- *   server:  fi_mrail_atomic [-a] [-p PROV] [-E PORT] [-C N -k K]
+ *   server:  fi_mrail_atomic [-a] [-u] [-p PROV] [-E PORT] [-C N -k K]
  *   client:  fi_mrail_atomic [-a] [-p PROV] [-E PORT] [-C N] SERVER
+ *
+ * -u: the target never inserts its initiators into its AV.
  *
  * The server is the target: a window region (key 1, remote read and
  * write), a read-only (key 2) and a write-only (key 3) region, and
@@ -147,13 +149,21 @@ static void open_objects(const char *prov, bool auto_progress)
 		ctl_die("fi_enable", ret);
 }
 
-/* Every control connection's peer into the AV, in order. */
-static void swap_addresses(void)
+/* Every control connection's peer into the AV, in order; with -u the
+ * target inserts none of its initiators (SHMEM runtimes' targets do not),
+ * and every atomic must be served all the same. */
+static void swap_addresses(bool insert)
 {
 	int i;
 
-	for (i = 0; i < nsocks; i++)
-		peers[i] = ctl_swap_names(socks[i], ep, av);
+	for (i = 0; i < nsocks; i++) {
+		if (insert) {
+			peers[i] = ctl_swap_names(socks[i], ep, av);
+		} else {
+			ctl_give_name(socks[i], ep);
+			peers[i] = FI_ADDR_NOTAVAIL;
+		}
+	}
 }
 
 static void close_objects(void)
@@ -1003,9 +1013,10 @@ static void run_contention_client(uint64_t n)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: " PROG " [-a] [-p PROV] [-E PORT] [-C N [-k K]] "
+	fprintf(stderr, "usage: " PROG " [-a] [-u] [-p PROV] [-E PORT] [-C N [-k K]] "
 		"[SERVER]\n"
 		"  -a        ask for FI_PROGRESS_AUTO\n"
+		"  -u        target: never insert the initiators into the AV\n"
 		"  -p PROV   provider (default mrail)\n"
 		"  -E PORT   control connection port (default 47620)\n"
 		"  -C N      contention test: N fetch-and-adds per client\n"
@@ -1020,10 +1031,14 @@ int main(int argc, char **argv)
 	unsigned port = 47620;
 	uint64_t contention = 0;
 	int opt, clients = 2, i;
+	bool target_inserts = true;
 
 	ctl_prog = PROG;
-	while ((opt = getopt(argc, argv, "ap:E:C:k:vh")) != -1) {
+	while ((opt = getopt(argc, argv, "ap:E:C:k:uvh")) != -1) {
 		switch (opt) {
+		case 'u':
+			target_inserts = false;
+			break;
 		case 'a':
 			auto_progress = true;
 			break;
@@ -1051,7 +1066,7 @@ int main(int argc, char **argv)
 	nsocks = ctl_connect(optind < argc ? argv[optind] : NULL, port, socks,
 			     contention ? clients : 1);
 	open_objects(prov, auto_progress);
-	swap_addresses();
+	swap_addresses(target_inserts || optind < argc);
 	if (optind < argc) {
 		if (contention)
 			run_contention_client(contention);

@@ -2150,10 +2150,14 @@ static int get_info(struct session *s)
 	if (s->opt.by_node) {
 		by_node_service(&s->opt, port, sizeof(port));
 		service = port;
-		if (s->is_server)
+		if (s->is_server) {
 			flags = FI_SOURCE;
-		else
+			/* learn_peer_from_source: the client's address comes
+			 * with its first message. */
+			hints->caps |= FI_SOURCE | FI_SOURCE_ERR;
+		} else {
 			node = s->opt.server;
+		}
 	}
 	ret = fi_getinfo(FI_VERSION(1, 17), node, service, flags, hints, &s->info_list);
 	fi_freeinfo(hints);
@@ -2333,19 +2337,24 @@ static int insert_dest_addr(struct session *s)
 }
 
 /*
- * -N, server: no address from the client at all; the source address of the
- * client's first message (FI_SOURCE) is how it is reached from then on.
+ * -N, server: no address from the client at all. Its first message comes
+ * from a sender the AV does not hold, so with FI_SOURCE_ERR it completes as
+ * an FI_EADDRNOTAVAIL error whose err_data is the client's address
+ * (fi_cq(3)); inserting that address is how the client is reached from
+ * then on, and it must be the AV's first fi_addr_t (FI_AV_TABLE counts the
+ * application's inserts, whatever mrail learned by itself before).
  */
 static int learn_peer_from_source(struct session *s)
 {
+	struct fi_cq_err_entry err = { 0 };
 	struct fi_cq_tagged_entry comp;
 	uint64_t deadline = now_ms() + WAIT_LIMIT_MS;
-	uint8_t first = 0, name[MAX_NAME_LEN];
+	uint8_t first = 0, name[MAX_NAME_LEN], raw[MAX_NAME_LEN];
 	struct fi_context ctx;
 	size_t name_len = sizeof(name);
-	char text[512], detail[160];
+	char text[512], detail[200];
 	size_t text_len = sizeof(text);
-	fi_addr_t src = FI_ADDR_NOTAVAIL;
+	fi_addr_t src = FI_ADDR_UNSPEC;
 	ssize_t n;
 	int ret;
 
@@ -2359,19 +2368,37 @@ static int learn_peer_from_source(struct session *s)
 			fatal("no first message from the client within %d s",
 			      WAIT_LIMIT_MS / 1000);
 	}
-	snprintf(detail, sizeof(detail), "fi_cq_readfrom returned %zd, flags %#llx, "
-		 "len %zu, byte %#x", n, (unsigned long long) comp.flags, comp.len,
-		 first);
-	check_once(n == 1 && comp.flags == (FI_RECV | FI_MSG) && comp.len == 1 &&
-		   first == 0x42, "the client's first message", detail);
-	check_once(n == 1 && src != FI_ADDR_NOTAVAIL, "its FI_SOURCE address names "
-		   "the client, never inserted by the application", NULL);
-	if (n != 1 || src == FI_ADDR_NOTAVAIL)
+	if (n == -FI_EAVAIL) {
+		err.err_data = raw;
+		err.err_data_size = sizeof(raw);
+		n = fi_cq_readerr(s->cq, &err, 0);
+	}
+	snprintf(detail, sizeof(detail), "fi_cq_readfrom gave %s, err %d (%s), "
+		 "flags %#llx, len %zu, byte %#x, %zu bytes of address",
+		 n == 1 ? "an error entry" : "no error entry", err.err,
+		 fi_strerror(err.err), (unsigned long long) err.flags, err.len,
+		 first, err.err_data_size);
+	check_once(n == 1 && err.err == FI_EADDRNOTAVAIL &&
+		   err.op_context == &ctx && err.flags == (FI_RECV | FI_MSG) &&
+		   err.len == 1 && first == 0x42 && err.err_data_size > 0,
+		   "the client's first message, from a sender not in the AV: "
+		   "FI_EADDRNOTAVAIL with its address (FI_SOURCE_ERR)", detail);
+	if (n != 1 || err.err != FI_EADDRNOTAVAIL || !err.err_data_size)
+		return -FI_EINVAL;
+	ret = fi_av_insert(s->av, raw, 1, &src, 0, NULL);
+	snprintf(detail, sizeof(detail), "returned %d, fi_addr %llu", ret,
+		 (unsigned long long) src);
+	check_once(ret == 1 && src == 0, "fi_av_insert of that address gives the "
+		   "AV's first fi_addr_t, 0", detail);
+	if (ret != 1)
 		return -FI_EINVAL;
 	s->peer = src;
 	ret = fi_av_lookup(s->av, src, name, &name_len);
 	snprintf(detail, sizeof(detail), "returned %d, %zu bytes", ret, name_len);
-	check_once(!ret && name_len > 0, "fi_av_lookup of the learned client", detail);
+	check_once(!ret && name_len == err.err_data_size &&
+		   !memcmp(name, raw, name_len),
+		   "fi_av_lookup of the client gives the address FI_SOURCE_ERR did",
+		   detail);
 	if (s->opt.verbose && !ret) {
 		fi_av_straddr(s->av, name, text, &text_len);
 		printf("note: learned the client as %s\n", text);
@@ -2684,8 +2711,8 @@ static void usage(const char *prog)
 		"  -I  iterations per size (default %d)\n"
 		"  -N  no address exchange: the client reaches the server with\n"
 		"      fi_getinfo(SERVER_ADDR, PORT + 1) alone, the server binds\n"
-		"      to PORT + 1 with FI_SOURCE and learns the client from its\n"
-		"      first message's source address\n"
+		"      to PORT + 1 with FI_SOURCE and learns the client's address\n"
+		"      from its first message (FI_SOURCE_ERR)\n"
 		"  -A  with -N: the client inserts the server with fi_av_insertsvc\n"
 		"      (and checks fi_av_insertsym) instead of fi_getinfo's dest_addr\n"
 		"  -v  print every check\n"

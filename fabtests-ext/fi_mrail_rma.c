@@ -1,9 +1,11 @@
 /*
  * fi_mrail_rma: functional test of FI_RMA between two processes.
  *
- *   server:  fi_mrail_rma [-a] [-p PROV] [-E PORT] [-s SIZES]
+ *   server:  fi_mrail_rma [-a] [-u] [-p PROV] [-E PORT] [-s SIZES]
  *   client:  fi_mrail_rma [-a] [-p PROV] [-E PORT] [-s SIZES] SERVER
  *
+ * With -u the target never inserts the initiator into its AV (SHMEM
+ * runtimes' targets do not): every operation must be served all the same.
  * The server is the target: it registers a window region (key 1, remote
  * read and write, guard bytes around the window), a read-only region
  * (key 2) and a write-only region (key 3), binds FI_REMOTE_WRITE and
@@ -97,6 +99,7 @@ static struct fid_ep *ep;
 static struct fid_cq *tx_cq, *rx_cq;
 static struct fid_cntr *write_cntr, *read_cntr, *rwrite_cntr, *rread_cntr;
 static fi_addr_t peer;
+static bool is_initiator;
 
 static void open_cntr(struct fid_cntr **cntr, uint64_t flags)
 {
@@ -138,9 +141,18 @@ static void open_objects(const char *prov, bool auto_progress)
 		ctl_die("fi_enable", ret);
 }
 
-static void swap_addresses(void)
+/*
+ * -u: the target hands out its name but never inserts the initiator's, as
+ * SHMEM runtimes' targets do: every RMA must be served all the same.
+ */
+static void swap_addresses(bool target_inserts)
 {
-	peer = ctl_swap_names(sock, ep, av);
+	if (target_inserts || is_initiator) {
+		peer = ctl_swap_names(sock, ep, av);
+	} else {
+		ctl_give_name(sock, ep);
+		peer = FI_ADDR_NOTAVAIL;
+	}
 }
 
 static void close_objects(void)
@@ -856,8 +868,9 @@ static int parse_sizes(const char *spec, size_t *sizes, size_t *n)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: " PROG " [-a] [-p PROV] [-E PORT] [-s SIZES] [SERVER]\n"
+	fprintf(stderr, "usage: " PROG " [-a] [-u] [-p PROV] [-E PORT] [-s SIZES] [SERVER]\n"
 		"  -a        ask for FI_PROGRESS_AUTO\n"
+		"  -u        target: never insert the initiator into the AV\n"
 		"  -p PROV   provider (default mrail)\n"
 		"  -E PORT   control connection port (default 47610)\n"
 		"  -s SIZES  comma-separated sizes, k/m suffixes and +N "
@@ -869,13 +882,16 @@ int main(int argc, char **argv)
 {
 	const char *prov = "mrail", *spec = "0,1,4k,16330,16k+1,1m+7,8m";
 	size_t sizes[MAX_SIZES], nsizes, i;
-	bool auto_progress = false;
+	bool auto_progress = false, target_inserts = true;
 	unsigned port = 47610;
 	int opt;
 
 	ctl_prog = PROG;
-	while ((opt = getopt(argc, argv, "ap:E:s:h")) != -1) {
+	while ((opt = getopt(argc, argv, "ap:E:s:uh")) != -1) {
 		switch (opt) {
+		case 'u':
+			target_inserts = false;
+			break;
 		case 'a':
 			auto_progress = true;
 			break;
@@ -899,9 +915,10 @@ int main(int argc, char **argv)
 	if (max_size < SMALL_REGION)
 		max_size = SMALL_REGION;
 
+	is_initiator = optind < argc;
 	ctl_connect(optind < argc ? argv[optind] : NULL, port, &sock, 1);
 	open_objects(prov, auto_progress);
-	swap_addresses();
+	swap_addresses(target_inserts);
 	if (optind < argc)
 		run_client(sizes, nsizes);
 	else

@@ -101,11 +101,11 @@ int ctl_connect(const char *server, unsigned port, int *socks, int clients)
 	return n;
 }
 
-fi_addr_t ctl_swap_names(int sock, struct fid_ep *ep, struct fid_av *av)
+/* Sends ep's name over sock and reads the peer's into theirs (256 bytes). */
+static size_t swap_names(int sock, struct fid_ep *ep, uint8_t *theirs)
 {
-	uint8_t ours[256], theirs[256];
+	uint8_t ours[256];
 	size_t len = sizeof(ours);
-	fi_addr_t peer;
 	uint64_t n;
 	int ret;
 
@@ -116,9 +116,26 @@ fi_addr_t ctl_swap_names(int sock, struct fid_ep *ep, struct fid_av *av)
 	ctl_write(sock, &n, sizeof(n));
 	ctl_write(sock, ours, len);
 	ctl_read(sock, &n, sizeof(n), NULL);
-	if (n > sizeof(theirs))
+	if (n > 256)
 		ctl_die("the peer's name is too long", EINVAL);
 	ctl_read(sock, theirs, n, NULL);
+	return (size_t) n;
+}
+
+void ctl_give_name(int sock, struct fid_ep *ep)
+{
+	uint8_t theirs[256];
+
+	swap_names(sock, ep, theirs);
+}
+
+fi_addr_t ctl_swap_names(int sock, struct fid_ep *ep, struct fid_av *av)
+{
+	uint8_t theirs[256];
+	fi_addr_t peer;
+	int ret;
+
+	swap_names(sock, ep, theirs);
 	ret = fi_av_insert(av, theirs, 1, &peer, 0, NULL);
 	if (ret != 1)
 		ctl_die("fi_av_insert of the peer", ret < 0 ? ret : -FI_EINVAL);

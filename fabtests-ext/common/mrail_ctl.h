@@ -37,6 +37,9 @@ void ctl_read(int sock, void *buf, size_t len, void (*progress)(void));
 
 /* Sends ep's name over sock, inserts the peer's into av: its fi_addr. */
 fi_addr_t ctl_swap_names(int sock, struct fid_ep *ep, struct fid_av *av);
+/* The same exchange, but the peer's name is not inserted (a target that
+ * never names its initiators, as SHMEM runtimes' targets do). */
+void ctl_give_name(int sock, struct fid_ep *ep);
 
 /*
  * fi_getinfo for an FI_EP_RDM endpoint of provider prov with caps, mode

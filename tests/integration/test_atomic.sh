@@ -60,6 +60,9 @@ contention() {
 "$TESTBED" up --hosts 2 --rails 2 >/dev/null || fail testbed "up failed"
 run_pair "fi_mrail_atomic over 2 tcp rails" 300 '' "$atomic_test" -E $port
 run_pair "fi_mrail_atomic over 2 tcp rails, FI_PROGRESS_AUTO" 300 '' "$atomic_test" -a -E $port
+# SHMEM runtimes' targets never insert their initiators.
+run_pair "fi_mrail_atomic over 2 tcp rails, target never inserts the initiator" 300 '' \
+	"$atomic_test" -u -E $port
 # ofi_rxd crawls on a busy machine (see test_msg.sh): more time.
 run_pair "fi_mrail_atomic over tcp + udp rails" 900 'tcp;ofi_rxm@mr0,udp;ofi_rxd@mr1' \
 	"$atomic_test" -E $port

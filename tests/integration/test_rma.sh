@@ -66,6 +66,8 @@ pair() {
 "$TESTBED" up --hosts 2 --rails 2 >/dev/null || fail testbed "up failed"
 pair "fi_mrail_rma over 2 tcp rails" '' 2
 pair "fi_mrail_rma over 2 tcp rails, FI_PROGRESS_AUTO" '' 2 180 -a
+# SHMEM runtimes' targets never insert their initiators.
+pair "fi_mrail_rma over 2 tcp rails, target never inserts the initiator" '' 2 180 -u
 # ofi_rxd crawls on a busy machine (see test_msg.sh): more time.
 pair "fi_mrail_rma over tcp + udp rails" 'tcp;ofi_rxm@mr0,udp;ofi_rxd@mr1' 2 600
 "$TESTBED" up --hosts 2 --rails 4 >/dev/null || fail testbed "up failed"

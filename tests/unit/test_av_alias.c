@@ -107,3 +107,35 @@ Test(av_alias, peers_do_not_share_canonical_entries)
 	cr_assert_eq(mrail_alias_resolve(tab, N, 2), 1);
 	cr_assert_eq(mrail_alias_resolve(tab, N, 0), 0);
 }
+
+/* A peer mrail learned from its HELLO: no application entry resolves to
+ * it and no source shows it, until the application inserts the peer. */
+Test(av_alias, a_learned_peer_is_hidden_until_the_application_inserts_it)
+{
+	struct mrail_alias tab[N] = { 0 };
+	uint64_t freed[2];
+
+	mrail_alias_learn(tab, 0);
+	cr_assert_eq(mrail_alias_resolve(tab, N, 0), NONE, "not the application's");
+	cr_assert_eq(mrail_alias_shown(tab, N, 0), NONE, "its messages show no source");
+	cr_assert(tab[0].live, "its state lives: the peer talks to us");
+	cr_assert_eq(mrail_alias_add(tab, N, 1, 0), 0, "the insert aliases it");
+	cr_assert_eq(mrail_alias_resolve(tab, N, 1), 0);
+	cr_assert_eq(mrail_alias_shown(tab, N, 0), 1, "now shown as the insert");
+	cr_assert_eq(mrail_alias_remove(tab, N, 0, freed), -1,
+		     "the application cannot remove what it never had");
+}
+
+Test(av_alias, removing_the_inserts_of_a_learned_peer_keeps_it)
+{
+	struct mrail_alias tab[N] = { 0 };
+	uint64_t freed[2];
+
+	mrail_alias_learn(tab, 0);
+	mrail_alias_add(tab, N, 1, 0);
+	cr_assert_eq(mrail_alias_remove(tab, N, 1, freed), 1);
+	cr_assert_eq(freed[0], 1, "only the insert's own entry goes");
+	cr_assert(tab[0].live, "the learned peer stays");
+	cr_assert_eq(mrail_alias_shown(tab, N, 0), NONE);
+	cr_assert_eq(mrail_alias_add(tab, N, 2, 0), 0, "a new insert finds it");
+}

@@ -18,8 +18,20 @@ uint64_t mrail_alias_add(struct mrail_alias *tab, size_t count, uint64_t idx,
 	entry->canon = canon;
 	entry->named = true;
 	entry->live = true;
+	entry->learned = false;
 	entry->aliases = 0;
 	return canon;
+}
+
+void mrail_alias_learn(struct mrail_alias *tab, uint64_t idx)
+{
+	struct mrail_alias *entry = &tab[idx];
+
+	entry->canon = idx;
+	entry->named = false;
+	entry->live = true;
+	entry->learned = true;
+	entry->aliases = 0;
 }
 
 uint64_t mrail_alias_resolve(const struct mrail_alias *tab, size_t count,
@@ -53,7 +65,7 @@ int mrail_alias_remove(struct mrail_alias *tab, size_t count, uint64_t idx,
 	freed[n++] = idx;
 	canon = &tab[entry->canon];
 	canon->aliases--;
-	if (!canon->aliases && !canon->named) {
+	if (!canon->aliases && !canon->named && !canon->learned) {
 		canon->live = false;
 		freed[n++] = entry->canon;
 	}

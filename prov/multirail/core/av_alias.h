@@ -28,7 +28,9 @@
 struct mrail_alias {
 	uint64_t canon;		/* the entry that speaks for the peer */
 	bool named;		/* the application may use this entry */
-	bool live;		/* named, or the canonical of named aliases */
+	bool live;		/* named, learned, or the canonical of aliases */
+	bool learned;		/* mrail added it (a peer's HELLO): never
+				 * named, kept while the AV lives */
 	size_t aliases;		/* canonical: named entries besides itself */
 };
 
@@ -39,6 +41,14 @@ struct mrail_alias {
  */
 uint64_t mrail_alias_add(struct mrail_alias *tab, size_t count, uint64_t idx,
 			 uint64_t owner);
+
+/*
+ * Entry idx (unused so far) is a peer mrail learned by itself (from its
+ * HELLO) and the application never named: a canonical entry the
+ * application cannot see, which its own later inserts of the peer alias.
+ * Removing those aliases leaves it: the peer keeps talking to us.
+ */
+void mrail_alias_learn(struct mrail_alias *tab, uint64_t idx);
 
 /* The canonical entry behind an fi_addr_t the application gave, or
  * MRAIL_ALIAS_NONE when it names no entry (never inserted, or removed). */

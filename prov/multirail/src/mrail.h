@@ -182,6 +182,9 @@ struct mrail_av_peer {
 	bool in_use;
 	struct mrail_addr addr;
 	fi_addr_t rail_fi_addr[MRAIL_MAX_RAILS];
+	/* The application's fi_addr_t for this slot, or FI_ADDR_NOTAVAIL
+	 * for a peer mrail learned by itself (mrail_av.c). */
+	fi_addr_t app;
 	/* A partial address (addr.flags): our HELLO to it is queued or
 	 * sent, its answer completes the entry. */
 	bool hello_sent;
@@ -210,6 +213,11 @@ struct mrail_av {
 	struct mrail_alias *alias;
 	size_t peer_count;	/* slots used, including removed ones */
 	size_t peer_cap;
+	/* The application's fi_addr_t values, in insert order: each one's
+	 * slot (FI_ADDR_NOTAVAIL: a named AV's entry not pulled yet). */
+	fi_addr_t *app_slots;
+	size_t app_count;
+	size_t app_cap;
 	size_t partial_count;	/* canonical entries still partial */
 	bool events;		/* FI_EVENT: inserts reported on eq */
 	struct mrail_eq *eq;
@@ -232,6 +240,10 @@ struct mrail_cq_entry {
 	int err;		/* 0, or a positive FI_E* value */
 	int prov_errno;
 	uint64_t key;		/* remote accesses: the region's key */
+	/* FI_SOURCE_ERR: the raw address of a sender the AV does not hold
+	 * (malloc'd, owned by the entry; err is FI_EADDRNOTAVAIL). */
+	void *src_addr;
+	size_t src_addrlen;
 };
 
 struct mrail_ep;
@@ -249,6 +261,9 @@ struct mrail_cq {
 	struct mrail_ep *eps[16];	/* endpoints to progress on read */
 	size_t ep_count;
 	struct mrail_cq_entry err_entry;	/* last error handed to readerr */
+	/* The source address the last FI_EADDRNOTAVAIL error lent the
+	 * application (fi_cq(3): valid until the next fi_cq_readerr). */
+	void *err_data;
 	size_t poll_refs;		/* poll sets it is in (mrail_poll.c) */
 };
 
@@ -538,6 +553,11 @@ fi_addr_t mrail_av_canon(struct mrail_av *av, fi_addr_t fi_addr);
 /* The fi_addr_t to report as the source of what canonical entry canon's
  * peer sent: canon, or an alias when the application removed canon. */
 fi_addr_t mrail_av_shown(struct mrail_av *av, fi_addr_t canon);
+/* How many fi_addr_t values the application has had (removed ones too). */
+fi_addr_t mrail_av_app_count(const struct mrail_av *av);
+/* A copy (malloc'd) of a slot's address in the domain's address format,
+ * for FI_SOURCE_ERR; NULL when there is none. */
+void *mrail_av_raw_addr(struct mrail_av *av, fi_addr_t slot, size_t *len);
 /* Named AVs (mrail_av_shared.c). */
 struct mrail_av_shared;
 int mrail_av_shared_open(struct fi_av_attr *attr, struct mrail_av_shared **out);
@@ -557,8 +577,9 @@ int mrail_av_shared_read(const struct mrail_av_shared *shared, fi_addr_t fi_addr
 struct mrail_av_peer *mrail_av_get_peer(struct mrail_av *av, fi_addr_t fi_addr);
 /*
  * A HELLO brought a peer's full address. Finds the entry that has its key,
- * completes a partial entry for its rail 0, or inserts a new one (which then gets
- * an fi_addr the application did not ask for, like any FI_SOURCE address).
+ * completes a partial entry for its rail 0, or adds a slot the application
+ * cannot see (its messages show FI_ADDR_NOTAVAIL as their source until the
+ * application inserts the peer, whose entry then aliases that slot).
  * addr is decoded, full and compatible. Returns 0 with *fi_addr (the
  * peer's canonical entry), or an error after a warning.
  */

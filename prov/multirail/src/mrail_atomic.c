@@ -403,6 +403,10 @@ static ssize_t atomic_post(struct mrail_ep *ep, struct atomic_args *a)
 		ret = -FI_EAGAIN;
 		goto out;
 	}
+	/* A target that never inserted us learns us before our request. */
+	ret = mrail_contact_prepare(ep, a->dest);
+	if (ret)
+		goto out;
 	ret = atomic_send(ep, a, &b, &user, complete_user);
 	if (!ret)
 		mrail_progress_kick(ep->domain);

@@ -1,8 +1,18 @@
 /*
  * Address vector: a peer's mrail address names one core address per rail;
- * inserting it inserts each into that rail's core AV. mrail's fi_addr_t
- * indexes its own peer table (for FI_AV_MAP as well, which lets a provider
- * choose the values), and each peer remembers its fi_addr_t on every rail.
+ * inserting it inserts each into that rail's core AV. Each peer remembers
+ * its fi_addr_t on every rail.
+ *
+ * Two index spaces. The application's fi_addr_t values count its own
+ * inserts, 0, 1, 2, ... (fi_av(3) promises that order for FI_AV_TABLE, and
+ * runtimes such as SOS use a peer's rank as its fi_addr_t); FI_AV_MAP gets
+ * the same values. Inside, entries live in a table of their own whose
+ * index ("slot") endpoints key their per-peer state on: the application's
+ * entries, and peers mrail learns from their HELLO without the
+ * application inserting them, which must not take one of its values.
+ * mrail_av_canon turns an application's fi_addr_t into its peer's
+ * canonical slot, mrail_av_shown a slot back into the application's
+ * fi_addr_t (FI_ADDR_NOTAVAIL for a peer it never inserted).
  *
  * Peer addresses are untrusted bytes: they are decoded and checked against
  * this host's rails before any core AV sees them.
@@ -32,23 +42,31 @@ _Static_assert(MRAIL_ADDR_FORMAT_SOCKADDR_IN == FI_SOCKADDR_IN,
 _Static_assert(MRAIL_ADDR_FORMAT_SOCKADDR_IN6 == FI_SOCKADDR_IN6,
 	       "addr_codec.h's IPv6 format is libfabric's FI_SOCKADDR_IN6");
 
-static void av_pull_shared(struct mrail_av *av, fi_addr_t fi_addr);
+static void av_pull_shared(struct mrail_av *av, fi_addr_t app);
 static int av_check_reachable(struct mrail_av *av, const struct mrail_addr *addr,
 			      size_t index);
 
-/* The entry an application names, or NULL (never inserted, removed). */
-static struct mrail_av_peer *av_named(struct mrail_av *av, fi_addr_t fi_addr)
+/* The slot behind an fi_addr_t of the application's (a reader of a named
+ * AV takes the writer's entry first), or FI_ADDR_NOTAVAIL. */
+static fi_addr_t av_slot_of(struct mrail_av *av, fi_addr_t app)
 {
-	av_pull_shared(av, fi_addr);
-	if (mrail_alias_resolve(av->alias, av->peer_count, fi_addr) ==
+	av_pull_shared(av, app);
+	return app < av->app_count ? av->app_slots[app] : FI_ADDR_NOTAVAIL;
+}
+
+/* The entry an application names, or NULL (never inserted, removed). */
+static struct mrail_av_peer *av_named(struct mrail_av *av, fi_addr_t app)
+{
+	fi_addr_t slot = av_slot_of(av, app);
+
+	if (mrail_alias_resolve(av->alias, av->peer_count, slot) ==
 	    MRAIL_ALIAS_NONE)
 		return NULL;
-	return &av->peers[fi_addr];
+	return &av->peers[slot];
 }
 
 struct mrail_av_peer *mrail_av_get_peer(struct mrail_av *av, fi_addr_t fi_addr)
 {
-	av_pull_shared(av, fi_addr);
 	if (fi_addr >= av->peer_count || !av->alias[fi_addr].live)
 		return NULL;
 	return &av->peers[av->alias[fi_addr].canon];
@@ -58,8 +76,8 @@ fi_addr_t mrail_av_canon(struct mrail_av *av, fi_addr_t fi_addr)
 {
 	uint64_t canon;
 
-	av_pull_shared(av, fi_addr);
-	canon = mrail_alias_resolve(av->alias, av->peer_count, fi_addr);
+	canon = mrail_alias_resolve(av->alias, av->peer_count,
+				    av_slot_of(av, fi_addr));
 
 	return canon == MRAIL_ALIAS_NONE ? FI_ADDR_NOTAVAIL : canon;
 }
@@ -71,7 +89,12 @@ fi_addr_t mrail_av_shown(struct mrail_av *av, fi_addr_t canon)
 	if (canon >= av->peer_count)
 		return canon;	/* FI_ADDR_NOTAVAIL and friends */
 	shown = mrail_alias_shown(av->alias, av->peer_count, canon);
-	return shown == MRAIL_ALIAS_NONE ? FI_ADDR_NOTAVAIL : shown;
+	return shown == MRAIL_ALIAS_NONE ? FI_ADDR_NOTAVAIL : av->peers[shown].app;
+}
+
+fi_addr_t mrail_av_app_count(const struct mrail_av *av)
+{
+	return av->app_count;
 }
 
 /* Peers by the key every mrail header carries (mrail_addr_key): each
@@ -163,18 +186,36 @@ static int av_reserve_peer(struct mrail_av *av)
 	return 0;
 }
 
-/* A named AV's reader: room for every index the writer can share, all
- * unused until pulled (av_pull_shared), so pulling never moves the table. */
+/* Room for one more of the application's fi_addr_t values. */
+static int av_reserve_app(struct mrail_av *av)
+{
+	fi_addr_t *grown;
+	size_t cap;
+
+	if (av->app_count < av->app_cap)
+		return 0;
+	cap = av->app_cap ? av->app_cap * 2 : 64;
+	grown = realloc(av->app_slots, cap * sizeof(*grown));
+	if (!grown)
+		return -FI_ENOMEM;
+	av->app_slots = grown;
+	av->app_cap = cap;
+	return 0;
+}
+
+/* A named AV's reader: every value the writer can share, none taken until
+ * it is pulled (av_pull_shared). */
 static int av_reserve_shared(struct mrail_av *av)
 {
-	size_t cap = mrail_av_shared_capacity(av->shared);
+	size_t i, cap = mrail_av_shared_capacity(av->shared);
 
-	av->alias = calloc(cap, sizeof(*av->alias));
-	av->peers = calloc(cap, sizeof(*av->peers));
-	if (!av->alias || !av->peers)
+	av->app_slots = malloc(cap * sizeof(*av->app_slots));
+	if (!av->app_slots)
 		return -FI_ENOMEM;
-	av->peer_cap = cap;
-	av->peer_count = cap;
+	for (i = 0; i < cap; i++)
+		av->app_slots[i] = FI_ADDR_NOTAVAIL;
+	av->app_cap = cap;
+	av->app_count = cap;
 	return 0;
 }
 
@@ -311,7 +352,7 @@ static int av_find_owner(struct mrail_av *av, const struct mrail_addr *addr,
  * of it, with no rail entries of its own.
  */
 static int av_fill_entry(struct mrail_av *av, const struct mrail_addr *addr,
-			 fi_addr_t idx)
+			 fi_addr_t idx, bool learned)
 {
 	bool partial = addr->flags & MRAIL_ADDR_FLAG_PARTIAL;
 	struct mrail_av_peer *peer;
@@ -345,54 +386,80 @@ static int av_fill_entry(struct mrail_av *av, const struct mrail_addr *addr,
 	} else {
 		peer->key = av->peers[owner].key;
 	}
-	mrail_alias_add(av->alias, av->peer_cap, idx,
-			owner == FI_ADDR_NOTAVAIL ? MRAIL_ALIAS_NONE : owner);
+	if (learned)
+		mrail_alias_learn(av->alias, idx);
+	else
+		mrail_alias_add(av->alias, av->peer_cap, idx,
+				owner == FI_ADDR_NOTAVAIL ? MRAIL_ALIAS_NONE : owner);
+	peer->app = FI_ADDR_NOTAVAIL;
 	peer->in_use = true;
 	return 0;
 }
 
-/* A new entry at the end of the table; a named AV's writer shares it. */
-static int av_insert_peer(struct mrail_av *av, const struct mrail_addr *addr,
-			  fi_addr_t *fi_addr)
+/* A new slot at the end of the table. */
+static int av_add_slot(struct mrail_av *av, const struct mrail_addr *addr,
+		       bool learned, fi_addr_t *slot)
 {
-	fi_addr_t idx;
 	int ret;
 
 	ret = av_reserve_peer(av);
 	if (ret)
 		return ret;
-	idx = av->peer_count;
-	ret = av_fill_entry(av, addr, idx);
+	ret = av_fill_entry(av, addr, av->peer_count, learned);
 	if (ret)
 		return ret;
-	av->peer_count++;
-	mrail_av_shared_publish(av->shared, idx, addr);
-	*fi_addr = idx;
+	*slot = av->peer_count++;
+	return 0;
+}
+
+/* The application's insert: its next fi_addr_t, which a named AV's writer
+ * shares. */
+static int av_insert_peer(struct mrail_av *av, const struct mrail_addr *addr,
+			  fi_addr_t *fi_addr)
+{
+	fi_addr_t slot, app;
+	int ret;
+
+	ret = av_reserve_app(av);
+	if (ret)
+		return ret;
+	ret = av_add_slot(av, addr, false, &slot);
+	if (ret)
+		return ret;
+	app = av->app_count++;
+	av->app_slots[app] = slot;
+	av->peers[slot].app = app;
+	mrail_av_shared_publish(av->shared, app, addr);
+	*fi_addr = app;
 	return 0;
 }
 
 /*
- * A reader of a named AV meets one of the writer's indices for the first
- * time: the writer's address for it goes into this process's rails' AVs at
- * the same index (the table was sized to the shared capacity at open, so
- * nothing moves). An index not published yet stays unknown: it may be
- * published later, and the next use looks again.
+ * A reader of a named AV meets one of the writer's fi_addr_t values for
+ * the first time: the writer's address for it goes into this process's
+ * rails' AVs, under the same value. A value not published yet stays
+ * unknown: it may be published later, and the next use looks again.
  */
-static void av_pull_shared(struct mrail_av *av, fi_addr_t fi_addr)
+static void av_pull_shared(struct mrail_av *av, fi_addr_t app)
 {
 	struct mrail_addr addr;
+	fi_addr_t slot;
 
 	if (!mrail_av_shared_is_reader(av->shared) ||
-	    fi_addr >= mrail_av_shared_capacity(av->shared) ||
-	    av->alias[fi_addr].named || av->peers[fi_addr].in_use)
+	    app >= mrail_av_shared_capacity(av->shared) ||
+	    av->app_slots[app] != FI_ADDR_NOTAVAIL)
 		return;
-	if (mrail_av_shared_read(av->shared, fi_addr, &addr) <= 0)
+	if (mrail_av_shared_read(av->shared, app, &addr) <= 0)
 		return;
-	if (av_check_reachable(av, &addr, fi_addr))
+	if (av_check_reachable(av, &addr, app))
 		return;
-	if (av_fill_entry(av, &addr, fi_addr))
+	if (av_add_slot(av, &addr, false, &slot)) {
 		MRAIL_WARN(FI_LOG_AV, "named AV: cannot take entry %" PRIu64
-			   " into this process's rails\n", (uint64_t) fi_addr);
+			   " into this process's rails\n", (uint64_t) app);
+		return;
+	}
+	av->app_slots[app] = slot;
+	av->peers[slot].app = app;
 }
 
 int mrail_av_learn_peer(struct mrail_av *av, const struct mrail_addr *addr,
@@ -405,7 +472,7 @@ int mrail_av_learn_peer(struct mrail_av *av, const struct mrail_addr *addr,
 	if (ret)
 		return ret;
 	if (known == FI_ADDR_NOTAVAIL)
-		return av_insert_peer(av, addr, fi_addr);
+		return av_add_slot(av, addr, true, fi_addr);
 	*fi_addr = known;
 	return 0;
 }
@@ -624,7 +691,8 @@ static int mrail_av_remove(struct fid_av *av_fid, fi_addr_t *fi_addr, size_t cou
 	for (i = 0; i < count; i++) {
 		/* A canonical entry whose aliases remain stays, hidden: the
 		 * peer's state lives on for them. */
-		n = mrail_alias_remove(av->alias, av->peer_count, fi_addr[i], freed);
+		n = mrail_alias_remove(av->alias, av->peer_count,
+				       av_slot_of(av, fi_addr[i]), freed);
 		if (n < 0) {
 			ret = -FI_EINVAL;
 			continue;
@@ -635,6 +703,38 @@ static int mrail_av_remove(struct fid_av *av_fid, fi_addr_t *fi_addr, size_t cou
 	}
 	pthread_mutex_unlock(&av->domain->lock);
 	return ret;
+}
+
+/* A peer's address as fi_av_lookup gives it: the domain's format (the
+ * peer's first rail) or mrail's own. */
+static ssize_t av_encode_peer(const struct mrail_av *av,
+			      const struct mrail_av_peer *peer, uint8_t *out,
+			      size_t len)
+{
+	if (av->domain->addr_format != FI_ADDR_MRAIL) {
+		if (peer->addr.rails[0].len > len)
+			return -FI_EINVAL;
+		memcpy(out, peer->addr.rails[0].bytes, peer->addr.rails[0].len);
+		return peer->addr.rails[0].len;
+	}
+	return mrail_addr_encode(&peer->addr, out, len);
+}
+
+void *mrail_av_raw_addr(struct mrail_av *av, fi_addr_t slot, size_t *len)
+{
+	struct mrail_av_peer *peer = mrail_av_get_peer(av, slot);
+	uint8_t encoded[MRAIL_ADDR_MAX_LEN];
+	ssize_t n;
+	void *copy;
+
+	if (!peer)
+		return NULL;
+	n = av_encode_peer(av, peer, encoded, sizeof(encoded));
+	if (n <= 0 || !(copy = malloc((size_t) n)))
+		return NULL;
+	memcpy(copy, encoded, (size_t) n);
+	*len = (size_t) n;
+	return copy;
 }
 
 static int mrail_av_lookup(struct fid_av *av_fid, fi_addr_t fi_addr, void *addr,
@@ -652,13 +752,7 @@ static int mrail_av_lookup(struct fid_av *av_fid, fi_addr_t fi_addr, void *addr,
 		ret = -FI_EINVAL;
 		goto out;
 	}
-	if (av->domain->addr_format != FI_ADDR_MRAIL) {
-		/* The domain's format: the peer's first rail. */
-		len = peer->addr.rails[0].len;
-		memcpy(encoded, peer->addr.rails[0].bytes, (size_t) len);
-	} else {
-		len = mrail_addr_encode(&peer->addr, encoded, sizeof(encoded));
-	}
+	len = av_encode_peer(av, peer, encoded, sizeof(encoded));
 	if (len < 0) {
 		ret = -FI_EINVAL;
 		goto out;
@@ -888,6 +982,7 @@ static int mrail_av_close(struct fid *fid)
 	pthread_mutex_unlock(&av->domain->lock);
 	av_keys_free(av);
 	mrail_av_shared_close(av->shared);
+	free(av->app_slots);
 	free(av->peers);
 	free(av->alias);
 	free(av);
@@ -969,6 +1064,7 @@ err_rails:
 err_shared:
 	mrail_av_shared_close(av->shared);
 err_free:
+	free(av->app_slots);
 	free(av->peers);
 	free(av->alias);
 	free(av);

@@ -214,7 +214,7 @@ static int set_fill(struct mrail_av_set *set, const struct fi_av_set_attr *attr)
 	int ret;
 
 	if (attr->flags & FI_UNIVERSE) {
-		for (addr = 0; addr < av->peer_count; addr++) {
+		for (addr = 0; addr < mrail_av_app_count(av); addr++) {
 			/* One member per peer, however often it was
 			 * inserted. */
 			if (!addr_in_av(av, addr) ||

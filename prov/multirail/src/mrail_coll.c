@@ -570,7 +570,7 @@ static int group_members(struct mrail_ep *ep, struct mrail_coll_group *group,
 	if (!keys || !order || !group->members)
 		goto out;
 	for (i = 0; i < n; i++) {
-		peer = mrail_av_get_peer(ep->av, addrs[i]);
+		peer = mrail_av_get_peer(ep->av, mrail_av_canon(ep->av, addrs[i]));
 		keys[i] = peer && peer->in_use ? peer->key : 0;
 	}
 	ret = mrail_coll_rank_members(keys, n, order, err, sizeof(err));

@@ -169,15 +169,26 @@ static ssize_t mrail_cq_readerr(struct fid_cq *cq_fid, struct fi_cq_err_entry *b
 	buf->olen = entry->olen;
 	buf->err = entry->err;
 	buf->prov_errno = entry->prov_errno;
-	/* mrail has no provider-specific error data: no buffer is lent, and
-	 * err_data_size 0 says so to applications of the 1.5 API or later
-	 * (the 1.4 API's entry ends before err_data_size). */
+	/* The only error data mrail has is an unknown sender's address
+	 * (FI_SOURCE_ERR). fi_cq(3), 1.5 API on: copied into the caller's
+	 * buffer when it gives one, else lent until the next readerr; the
+	 * 1.4 API's entry ends before err_data_size and gets none. */
+	free(cq->err_data);
+	cq->err_data = entry->src_addr;
+	cq->err_entry.src_addr = NULL;
 	if (cq->domain->fabric->fabric_fid.api_version < FI_VERSION(1, 5)) {
 		buf->err_data = NULL;
-	} else {
+	} else if (!entry->src_addr) {
 		if (!buf->err_data_size)
 			buf->err_data = NULL;
 		buf->err_data_size = 0;
+	} else if (buf->err_data_size && buf->err_data) {
+		if (buf->err_data_size > entry->src_addrlen)
+			buf->err_data_size = entry->src_addrlen;
+		memcpy(buf->err_data, entry->src_addr, buf->err_data_size);
+	} else {
+		buf->err_data = cq->err_data;
+		buf->err_data_size = entry->src_addrlen;
 	}
 	cq->head = (cq->head + 1) % cq->cap;
 	cq->count--;
@@ -336,6 +347,9 @@ static int mrail_cq_close(struct fid *fid)
 	cq->domain->refs--;
 	pthread_mutex_unlock(&cq->domain->lock);
 	mrail_wait_fini(&obj->wait);
+	for (; cq->count; cq->count--, cq->head = (cq->head + 1) % cq->cap)
+		free(cq->ring[cq->head].src_addr);
+	free(cq->err_data);
 	free(cq->ring);
 	free(obj);
 	return 0;

@@ -34,8 +34,10 @@
  * application asks for FI_COLLECTIVE); never in a default offer.
  * FI_NAMED_RX_CTX: a scalable endpoint's one receive context is named by
  * fi_rx_addr(addr, 0, bits), which is addr. FI_SHARED_AV: named AVs other
- * processes on the node open (mrail_av_shared.c). */
-#define MRAIL_CAPS_ON_REQUEST (FI_COLLECTIVE | FI_NAMED_RX_CTX | FI_SHARED_AV)
+ * processes on the node open (mrail_av_shared.c). FI_SOURCE_ERR: an unknown
+ * sender's address in an error completion (mrail_user_complete). */
+#define MRAIL_CAPS_ON_REQUEST (FI_COLLECTIVE | FI_NAMED_RX_CTX | FI_SHARED_AV | \
+			       FI_SOURCE_ERR)
 
 /* Secondary capabilities reported even unasked: peers on this host and on
  * others go the same way, so neither costs anything. */

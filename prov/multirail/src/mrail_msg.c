@@ -51,15 +51,28 @@ void mrail_user_complete(struct mrail_ep *ep, const struct mrail_cq_entry *entry
 	struct mrail_cq *cq = ep->tx_cq;
 
 	/* Sources are canonical entries inside mrail: the application sees
-	 * one it has not removed. */
+	 * one it has not removed, or FI_ADDR_NOTAVAIL for a sender it never
+	 * inserted; with FI_SOURCE_ERR that is an FI_EADDRNOTAVAIL error
+	 * carrying the sender's address (fi_cq(3)), the message received. */
+	fi_addr_t slot = entry->src;
+	bool unknown_src = false;
+
 	if (entry->src != FI_ADDR_NOTAVAIL && ep->av) {
 		shown = *entry;
 		shown.src = mrail_av_shown(ep->av, entry->src);
+		unknown_src = shown.src == FI_ADDR_NOTAVAIL;
 		entry = &shown;
 	}
 	/* An operation a trigger issued completes as the application's. */
 	if (ep->domain->trig_live && mrail_trigger_complete(ep, entry, report))
 		return;
+	if (unknown_src && !entry->err && (entry->flags & FI_RECV) &&
+	    (ep->caps & FI_SOURCE_ERR) && ep->rx_cq &&
+	    (shown.src_addr = mrail_av_raw_addr(ep->av, slot,
+						&shown.src_addrlen))) {
+		shown.err = FI_EADDRNOTAVAIL;
+		shown.prov_errno = -FI_EADDRNOTAVAIL;
+	}
 	if (entry->flags & FI_SEND) {
 		cntr = ep->send_cntr;
 	} else if (entry->flags & FI_RECV) {
@@ -71,13 +84,14 @@ void mrail_user_complete(struct mrail_ep *ep, const struct mrail_cq_entry *entry
 		cntr = ep->write_cntr;
 	}
 	if (cntr) {
-		if (entry->err)
+		/* An unknown source is no failure: the message arrived. */
+		if (entry->err && entry->err != FI_EADDRNOTAVAIL)
 			mrail_cntr_inc_err(cntr);
 		else
 			mrail_cntr_inc(cntr);
 	}
-	if ((report || entry->err) && cq)
-		mrail_cq_write(cq, entry);
+	if (!(report || entry->err) || !cq || mrail_cq_write(cq, entry))
+		free(entry->src_addr);
 }
 
 /* ---- receive side ---- */
@@ -168,6 +182,8 @@ static bool multi_recv_deliver(struct mrail_ep *ep, struct mrail_recv *buf,
 		MRAIL_WARN(FI_LOG_EP_DATA, "out of memory: a message for a "
 			   "multi-receive buffer is dropped\n");
 		entry = mrail_recv_entry(buf, msg);
+		if (entry.src != FI_ADDR_NOTAVAIL)
+			entry.src = mrail_av_shown(ep->av, entry.src);
 		entry.flags &= ~(uint64_t) FI_MULTI_RECV;
 		entry.err = FI_ENOMEM;
 		entry.prov_errno = -FI_ENOMEM;
@@ -1105,6 +1121,26 @@ static bool first_contact(struct mrail_ep *ep, fi_addr_t dest)
 	return false;
 }
 
+ssize_t mrail_contact_prepare(struct mrail_ep *ep, fi_addr_t dest)
+{
+	struct mrail_av_peer *peer = mrail_av_get_peer(ep->av, dest);
+
+	if (!peer || mrail_ep_reserve_peer(ep, dest))
+		return -FI_EINVAL;
+	switch (mrail_contact_step(peer->addr.flags & MRAIL_ADDR_FLAG_PARTIAL,
+				   ep->introduced[dest])) {
+	case MRAIL_CONTACT_AWAIT_REPLY:
+		return first_contact(ep, dest) ? 0 : -FI_EAGAIN;
+	case MRAIL_CONTACT_INTRODUCE:
+		ep->introduced[dest] = true;
+		hello_queue(ep, dest, false, true);
+		return 0;
+	case MRAIL_CONTACT_SEND:
+		break;
+	}
+	return 0;
+}
+
 ssize_t mrail_send_common(struct mrail_ep *ep, const struct iovec *iov, size_t count,
 			  fi_addr_t dest, uint64_t tag, uint64_t data, void *context,
 			  uint64_t flags, bool tagged, bool inject)
@@ -1146,21 +1182,9 @@ ssize_t mrail_send_common(struct mrail_ep *ep, const struct iovec *iov, size_t c
 		ret = -FI_EINVAL;
 		goto out;
 	}
-	switch (mrail_contact_step(peer->addr.flags & MRAIL_ADDR_FLAG_PARTIAL,
-				   ep->introduced[dest])) {
-	case MRAIL_CONTACT_AWAIT_REPLY:
-		if (!first_contact(ep, dest)) {
-			ret = -FI_EAGAIN;
-			goto out;
-		}
-		break;
-	case MRAIL_CONTACT_INTRODUCE:
-		ep->introduced[dest] = true;
-		hello_queue(ep, dest, false, true);
-		break;
-	case MRAIL_CONTACT_SEND:
-		break;
-	}
+	ret = mrail_contact_prepare(ep, dest);
+	if (ret)
+		goto out;
 	hdr.seq = ep->tx_seq[dest];
 	if (hdr.op == MRAIL_OP_EAGER) {
 		hdr.payload_len = (uint32_t) len;

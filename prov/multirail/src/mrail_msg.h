@@ -80,6 +80,14 @@ ssize_t mrail_post_recv(struct mrail_ep *ep, const struct iovec *iov, size_t cou
 /* inject: an fi_inject call, which writes no completion (flags' FI_INJECT
  * only limits the size: fi_sendmsg with it completes as usual). dest is
  * the application's fi_addr_t. */
+/*
+ * What the first send, RMA or atomic of this endpoint to dest needs
+ * (core/first_contact.h): 0 when the data may go (an introduction queued
+ * ahead of it if the peer does not know us), -FI_EAGAIN while a partial
+ * entry waits for the peer's HELLO REPLY, -FI_EINVAL for no peer. dest is
+ * canonical; caller holds the lock.
+ */
+ssize_t mrail_contact_prepare(struct mrail_ep *ep, fi_addr_t dest);
 ssize_t mrail_send_common(struct mrail_ep *ep, const struct iovec *iov, size_t count,
 			  fi_addr_t dest, uint64_t tag, uint64_t data, void *context,
 			  uint64_t flags, bool tagged, bool inject);

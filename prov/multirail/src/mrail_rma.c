@@ -70,8 +70,14 @@ void mrail_rma_target_complete(struct mrail_ep *ep,
 	if (mr_cntr)
 		mrail_cntr_inc(mr_cntr);
 	if (write && (entry->flags & FI_REMOTE_CQ_DATA)) {
+		struct mrail_cq_entry shown = *entry;
+
+		/* The application's fi_addr_t for the peer, not mrail's
+		 * slot (FI_ADDR_NOTAVAIL for a peer it never inserted). */
+		if (shown.src != FI_ADDR_NOTAVAIL)
+			shown.src = mrail_av_shown(ep->av, shown.src);
 		if (ep->rx_cq)
-			mrail_cq_write(ep->rx_cq, entry);
+			mrail_cq_write(ep->rx_cq, &shown);
 		else
 			MRAIL_WARN(FI_LOG_EP_DATA, "remote CQ data from peer %"
 				   PRIu64 " dropped: bind a receive CQ\n",
@@ -323,7 +329,8 @@ static ssize_t rma_check_post(struct mrail_ep *ep, fi_addr_t *dest, uint64_t fla
 		mrail_ep_progress(ep);
 		return -FI_EAGAIN;
 	}
-	return 0;
+	/* A target that never inserted us learns us before our request. */
+	return mrail_contact_prepare(ep, canon);
 }
 
 static ssize_t rma_write_inline(struct mrail_ep *ep, const struct iovec *iov,
