@@ -97,6 +97,9 @@ struct mrail_corelib {
 };
 
 const struct mrail_corelib *mrail_corelib_get(void);
+/* Prepares the calling thread to call into the rails (once per thread):
+ * every entry from the application does it before it reaches a rail. */
+void mrail_corelib_thread_enter(void);
 
 /* One rail: where it attaches and the core offer it opens. */
 struct mrail_rail {
@@ -176,6 +179,14 @@ struct mrail_domain {
 	struct mrail_trig_op *trig_ready;
 	bool trig_firing;
 };
+
+/* How the application's calls take the domain lock: the calling thread is
+ * made ready for the rails first (mrail_corelib_thread_enter). */
+static inline void mrail_domain_lock(struct mrail_domain *domain)
+{
+	mrail_corelib_thread_enter();
+	pthread_mutex_lock(&domain->lock);
+}
 
 /* One peer in an AV: its address and where each rail's AV put it. */
 struct mrail_av_peer {

@@ -388,7 +388,7 @@ static ssize_t atomic_post(struct mrail_ep *ep, struct atomic_args *a)
 		return -FI_EOPBADSTATE;
 	user.len = b.count * b.size;
 
-	pthread_mutex_lock(&ep->domain->lock);
+	mrail_domain_lock(ep->domain);
 	/* The ATOMIC_RESP comes from the peer's canonical entry, whichever
 	 * of its entries the application named: the wait is keyed by it. */
 	a->dest = mrail_av_canon(ep->av, a->dest);

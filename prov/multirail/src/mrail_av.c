@@ -559,7 +559,7 @@ static int av_insert_addrs(struct mrail_av *av, const void *addr, size_t count,
 	if (count && !addr)
 		return -FI_EINVAL;
 
-	pthread_mutex_lock(&av->domain->lock);
+	mrail_domain_lock(av->domain);
 	for (i = 0; i < count; i++) {
 		fi_addr_t out = FI_ADDR_NOTAVAIL;
 
@@ -687,7 +687,7 @@ static int mrail_av_remove(struct fid_av *av_fid, fi_addr_t *fi_addr, size_t cou
 			   "the process that created the named AV removes\n");
 		return -FI_EPERM;
 	}
-	pthread_mutex_lock(&av->domain->lock);
+	mrail_domain_lock(av->domain);
 	for (i = 0; i < count; i++) {
 		/* A canonical entry whose aliases remain stays, hidden: the
 		 * peer's state lives on for them. */
@@ -746,7 +746,7 @@ static int mrail_av_lookup(struct fid_av *av_fid, fi_addr_t fi_addr, void *addr,
 	ssize_t len;
 	int ret = 0;
 
-	pthread_mutex_lock(&av->domain->lock);
+	mrail_domain_lock(av->domain);
 	peer = av_named(av, fi_addr);
 	if (!peer) {
 		ret = -FI_EINVAL;
@@ -977,7 +977,7 @@ static int mrail_av_close(struct fid *fid)
 	if (av->eq)
 		mrail_eq_detach(av->eq);
 	av_close_rails(av);
-	pthread_mutex_lock(&av->domain->lock);
+	mrail_domain_lock(av->domain);
 	av->domain->refs--;
 	pthread_mutex_unlock(&av->domain->lock);
 	av_keys_free(av);
@@ -1002,6 +1002,7 @@ int mrail_av_open(struct fid_domain *domain_fid, struct fi_av_attr *attr,
 	size_t i;
 	int ret;
 
+	mrail_corelib_thread_enter();
 	if (attr->type != FI_AV_UNSPEC && attr->type != FI_AV_TABLE &&
 	    attr->type != FI_AV_MAP)
 		return -FI_EINVAL;
@@ -1049,7 +1050,7 @@ int mrail_av_open(struct fid_domain *domain_fid, struct fi_av_attr *attr,
 		}
 	}
 
-	pthread_mutex_lock(&domain->lock);
+	mrail_domain_lock(domain);
 	domain->refs++;
 	pthread_mutex_unlock(&domain->lock);
 	av->av_fid.fid.fclass = FI_CLASS_AV;

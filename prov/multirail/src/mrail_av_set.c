@@ -78,7 +78,7 @@ static int mrail_av_set_insert(struct fid_av_set *fid, fi_addr_t addr)
 
 	if (!set)
 		return -FI_EINVAL;
-	pthread_mutex_lock(&set->av->domain->lock);
+	mrail_domain_lock(set->av->domain);
 	if (!addr_in_av(set->av, addr)) {
 		MRAIL_WARN(FI_LOG_AV, "fi_av_set_insert: address %" PRIu64
 			   " is not in the AV\n", (uint64_t) addr);
@@ -105,7 +105,7 @@ static int mrail_av_set_remove(struct fid_av_set *fid, fi_addr_t addr)
 
 	if (!set)
 		return -FI_EINVAL;
-	pthread_mutex_lock(&set->av->domain->lock);
+	mrail_domain_lock(set->av->domain);
 	ret = mrail_addr_list_remove(set->addrs, &set->n, addr) ? -FI_EINVAL : 0;
 	pthread_mutex_unlock(&set->av->domain->lock);
 	if (ret)
@@ -141,7 +141,7 @@ static int mrail_av_set_union(struct fid_av_set *dst_fid,
 	ret = two_sets(dst_fid, src_fid, &dst, &src, "fi_av_set_union");
 	if (ret)
 		return ret;
-	pthread_mutex_lock(&dst->av->domain->lock);
+	mrail_domain_lock(dst->av->domain);
 	ret = set_reserve(dst, dst->n + src->n);
 	if (!ret)
 		ret = mrail_addr_list_union(dst->addrs, &dst->n, dst->cap,
@@ -159,7 +159,7 @@ static int mrail_av_set_intersect(struct fid_av_set *dst_fid,
 	ret = two_sets(dst_fid, src_fid, &dst, &src, "fi_av_set_intersect");
 	if (ret)
 		return ret;
-	pthread_mutex_lock(&dst->av->domain->lock);
+	mrail_domain_lock(dst->av->domain);
 	mrail_addr_list_intersect(dst->addrs, &dst->n, src->addrs, src->n);
 	pthread_mutex_unlock(&dst->av->domain->lock);
 	return 0;
@@ -174,7 +174,7 @@ static int mrail_av_set_diff(struct fid_av_set *dst_fid,
 	ret = two_sets(dst_fid, src_fid, &dst, &src, "fi_av_set_diff");
 	if (ret)
 		return ret;
-	pthread_mutex_lock(&dst->av->domain->lock);
+	mrail_domain_lock(dst->av->domain);
 	mrail_addr_list_diff(dst->addrs, &dst->n, src->addrs, src->n);
 	pthread_mutex_unlock(&dst->av->domain->lock);
 	return 0;
@@ -196,7 +196,7 @@ static int mrail_av_set_close(struct fid *fid)
 						set_fid.fid);
 	struct mrail_domain *domain = set->av->domain;
 
-	pthread_mutex_lock(&domain->lock);
+	mrail_domain_lock(domain);
 	domain->refs--;
 	pthread_mutex_unlock(&domain->lock);
 	free(set->addrs);
@@ -276,7 +276,7 @@ int mrail_av_set_open(struct fid_av *av_fid, struct fi_av_set_attr *attr,
 	if (!set)
 		return -FI_ENOMEM;
 	set->av = av;
-	pthread_mutex_lock(&av->domain->lock);
+	mrail_domain_lock(av->domain);
 	ret = set_fill(set, attr);
 	if (ret) {
 		pthread_mutex_unlock(&av->domain->lock);

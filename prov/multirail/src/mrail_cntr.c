@@ -181,7 +181,7 @@ static uint64_t mrail_cntr_read(struct fid_cntr *cntr_fid)
 	struct mrail_cntr *cntr = container_of(cntr_fid, struct mrail_cntr, cntr_fid);
 	uint64_t value;
 
-	pthread_mutex_lock(&cntr->domain->lock);
+	mrail_domain_lock(cntr->domain);
 	cntr_progress(cntr);
 	value = cntr->value;
 	mrail_wait_drain(&cntr->wait);
@@ -194,7 +194,7 @@ static uint64_t mrail_cntr_readerr(struct fid_cntr *cntr_fid)
 	struct mrail_cntr *cntr = container_of(cntr_fid, struct mrail_cntr, cntr_fid);
 	uint64_t err;
 
-	pthread_mutex_lock(&cntr->domain->lock);
+	mrail_domain_lock(cntr->domain);
 	cntr_progress(cntr);
 	err = cntr->err;
 	mrail_wait_drain(&cntr->wait);
@@ -222,7 +222,7 @@ static int cntr_update(struct fid_cntr *cntr_fid, bool error_count, bool add,
 	struct mrail_cntr *cntr = container_of(cntr_fid, struct mrail_cntr, cntr_fid);
 	uint64_t *target = error_count ? &cntr->err : &cntr->value;
 
-	pthread_mutex_lock(&cntr->domain->lock);
+	mrail_domain_lock(cntr->domain);
 	*target = add ? *target + value : value;
 	cntr_moved(cntr);
 	mrail_trigger_fire(cntr->domain);
@@ -264,7 +264,7 @@ static int mrail_cntr_wait(struct fid_cntr *cntr_fid, uint64_t threshold, int ti
 	uint64_t err_on_entry;
 	int ret;
 
-	pthread_mutex_lock(&cntr->domain->lock);
+	mrail_domain_lock(cntr->domain);
 	err_on_entry = cntr->err;
 	for (;;) {
 		cntr_progress(cntr);
@@ -286,7 +286,7 @@ static int mrail_cntr_wait(struct fid_cntr *cntr_fid, uint64_t threshold, int ti
 			 * progress thread's increments wake the sleep below. */
 			pthread_mutex_unlock(&cntr->domain->lock);
 			mrail_wait_nap();
-			pthread_mutex_lock(&cntr->domain->lock);
+			mrail_domain_lock(cntr->domain);
 		} else {
 			mrail_wait_sleep(&cntr->wait, &cntr->domain->lock, deadline);
 		}
@@ -317,7 +317,7 @@ int mrail_cntr_trywait(struct fid *fid)
 			   "wait object; open it with FI_WAIT_FD\n");
 		return -FI_EINVAL;
 	}
-	pthread_mutex_lock(&cntr->domain->lock);
+	mrail_domain_lock(cntr->domain);
 	if (cntr_needs_progress(cntr) || cntr->wait.fd_signaled)
 		ret = -FI_EAGAIN;
 	pthread_mutex_unlock(&cntr->domain->lock);
@@ -337,7 +337,7 @@ static int mrail_cntr_close(struct fid *fid)
 	struct mrail_domain *domain = cntr->domain;
 	size_t users;
 
-	pthread_mutex_lock(&domain->lock);
+	mrail_domain_lock(domain);
 	if (cntr->ep_count) {
 		pthread_mutex_unlock(&domain->lock);
 		MRAIL_WARN(FI_LOG_CNTR, "fi_close: %zu endpoints still use this "
@@ -410,6 +410,7 @@ int mrail_cntr_open(struct fid_domain *domain_fid, struct fi_cntr_attr *attr,
 	struct mrail_cntr *cntr;
 	int ret;
 
+	mrail_corelib_thread_enter();
 	if (!attr)
 		attr = &defaults;
 	ret = cntr_check_attr(attr);
@@ -432,7 +433,7 @@ int mrail_cntr_open(struct fid_domain *domain_fid, struct fi_cntr_attr *attr,
 	cntr->cntr_fid.fid.ops = &mrail_cntr_fi_ops;
 	cntr->cntr_fid.ops = &mrail_cntr_ops;
 
-	pthread_mutex_lock(&domain->lock);
+	mrail_domain_lock(domain);
 	domain->refs++;
 	pthread_mutex_unlock(&domain->lock);
 	*cntr_fid = &cntr->cntr_fid;

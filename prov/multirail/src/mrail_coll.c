@@ -401,7 +401,7 @@ static ssize_t coll_start(struct fid_ep *ep_fid, fi_addr_t coll_addr,
 	uint32_t root = 0, r;
 	ssize_t ret;
 
-	pthread_mutex_lock(&ep->domain->lock);
+	mrail_domain_lock(ep->domain);
 	group = group_of_addr(ep, coll_addr);
 	if (!group) {
 		MRAIL_WARN(FI_LOG_EP_DATA, "%s: coll_addr %#" PRIx64 " is no "
@@ -510,7 +510,7 @@ static int mrail_coll_mc_close(struct fid *fid)
 		container_of(fid, struct mrail_coll_group, mc_fid.fid);
 	struct mrail_domain *domain = group->domain;
 
-	pthread_mutex_lock(&domain->lock);
+	mrail_domain_lock(domain);
 	while (group->ops)
 		op_free(group, group->ops);
 	if (group->ep && group->ep->coll)
@@ -699,7 +699,7 @@ int mrail_coll_join(struct fid_ep *ep_fid, const void *addr, uint64_t flags,
 			   "mrail's given\n");
 		return -FI_EINVAL;
 	}
-	pthread_mutex_lock(&ep->domain->lock);
+	mrail_domain_lock(ep->domain);
 	if (!ep->enabled || av != ep->av) {
 		MRAIL_WARN(FI_LOG_EP_CTRL, "fi_join_collective: %s\n",
 			   !ep->enabled ? "the endpoint is not enabled" :

@@ -43,6 +43,20 @@ typedef int (*clearenv_fn)(void);
  * DSO provider, only those built into libfabric. */
 #define MRAIL_NO_PROVIDER_PATH "/dev/null/no-providers"
 
+void mrail_corelib_thread_enter(void)
+{
+	/* Once per thread. FI_THREAD_SAFE lets any thread call mrail, and a
+	 * thread the application started has never set up the private
+	 * copy's libc (corelib.thread_init says why). */
+	static __thread bool ready;
+
+	if (ready)
+		return;
+	ready = true;
+	if (corelib.thread_init)
+		corelib.thread_init();
+}
+
 static void corelib_use_application_copy(void)
 {
 	corelib.getinfo = fi_getinfo;

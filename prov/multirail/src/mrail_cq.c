@@ -137,7 +137,7 @@ static ssize_t mrail_cq_readfrom(struct fid_cq *cq_fid, void *buf, size_t count,
 	struct mrail_cq *cq = container_of(cq_fid, struct mrail_cq, cq_fid);
 	ssize_t ret;
 
-	pthread_mutex_lock(&cq->domain->lock);
+	mrail_domain_lock(cq->domain);
 	ret = cq_read_locked(cq, buf, count, src_addr);
 	pthread_mutex_unlock(&cq->domain->lock);
 	return ret;
@@ -155,7 +155,7 @@ static ssize_t mrail_cq_readerr(struct fid_cq *cq_fid, struct fi_cq_err_entry *b
 	struct mrail_cq_entry *entry;
 	ssize_t ret = -FI_EAGAIN;
 
-	pthread_mutex_lock(&cq->domain->lock);
+	mrail_domain_lock(cq->domain);
 	if (!cq->count || !cq->ring[cq->head].err)
 		goto out;
 	entry = &cq->ring[cq->head];
@@ -217,7 +217,7 @@ static ssize_t mrail_cq_sreadfrom(struct fid_cq *cq_fid, void *buf, size_t count
 	const struct timespec *deadline = mrail_deadline(&deadline_buf, timeout);
 	ssize_t ret;
 
-	pthread_mutex_lock(&cq->domain->lock);
+	mrail_domain_lock(cq->domain);
 	for (;;) {
 		ret = cq_read_locked(cq, buf, count, src_addr);
 		if (ret != -FI_EAGAIN)
@@ -234,7 +234,7 @@ static ssize_t mrail_cq_sreadfrom(struct fid_cq *cq_fid, void *buf, size_t count
 			 * progress thread's completions wake the sleep below. */
 			pthread_mutex_unlock(&cq->domain->lock);
 			mrail_wait_nap();
-			pthread_mutex_lock(&cq->domain->lock);
+			mrail_domain_lock(cq->domain);
 		} else {
 			mrail_wait_sleep(&obj->wait, &cq->domain->lock, deadline);
 		}
@@ -254,7 +254,7 @@ static int mrail_cq_signal(struct fid_cq *cq_fid)
 	struct mrail_cq *cq = container_of(cq_fid, struct mrail_cq, cq_fid);
 	struct mrail_cq_obj *obj = cq_obj(cq);
 
-	pthread_mutex_lock(&cq->domain->lock);
+	mrail_domain_lock(cq->domain);
 	obj->signaled = true;
 	mrail_wait_signal(&obj->wait);
 	pthread_mutex_unlock(&cq->domain->lock);
@@ -282,7 +282,7 @@ int mrail_cq_trywait(struct fid *fid)
 			   "object; open it with FI_WAIT_FD\n");
 		return -FI_EINVAL;
 	}
-	pthread_mutex_lock(&cq->domain->lock);
+	mrail_domain_lock(cq->domain);
 	if ((cq->ep_count && !cq->domain->progress_auto) || cq->count)
 		ret = -FI_EAGAIN;
 	pthread_mutex_unlock(&cq->domain->lock);
@@ -335,7 +335,7 @@ static int mrail_cq_close(struct fid *fid)
 	struct mrail_cq *cq = container_of(fid, struct mrail_cq, cq_fid.fid);
 	struct mrail_cq_obj *obj = cq_obj(cq);
 
-	pthread_mutex_lock(&cq->domain->lock);
+	mrail_domain_lock(cq->domain);
 	if (cq->ep_count || cq->poll_refs) {
 		pthread_mutex_unlock(&cq->domain->lock);
 		MRAIL_WARN(FI_LOG_CQ, "fi_close: %zu endpoints and %zu poll sets "
@@ -388,6 +388,7 @@ int mrail_cq_open(struct fid_domain *domain_fid, struct fi_cq_attr *attr,
 	struct mrail_cq *cq;
 	int ret;
 
+	mrail_corelib_thread_enter();
 	ret = cq_check_attr(attr);
 	if (ret)
 		return ret;
@@ -410,7 +411,7 @@ int mrail_cq_open(struct fid_domain *domain_fid, struct fi_cq_attr *attr,
 			   fi_strerror(-ret));
 		goto err;
 	}
-	pthread_mutex_lock(&domain->lock);
+	mrail_domain_lock(domain);
 	domain->refs++;
 	pthread_mutex_unlock(&domain->lock);
 	cq->cq_fid.fid.fclass = FI_CLASS_CQ;

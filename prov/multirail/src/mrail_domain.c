@@ -29,7 +29,7 @@ static int mrail_domain_close(struct fid *fid)
 	struct mrail_domain_objs *objs = mrail_domain_objs(domain);
 
 	/* libfabric's rule: children first. */
-	pthread_mutex_lock(&domain->lock);
+	mrail_domain_lock(domain);
 	if (domain->refs) {
 		pthread_mutex_unlock(&domain->lock);
 		MRAIL_WARN(FI_LOG_DOMAIN, "fi_close: %zu objects (AVs, CQs, "
@@ -64,7 +64,7 @@ static int mrail_domain_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 	}
 	if (flags & ~FI_REG_MR)
 		return -FI_EBADFLAGS;
-	pthread_mutex_lock(&domain->lock);
+	mrail_domain_lock(domain);
 	if (objs->eq) {
 		MRAIL_WARN(FI_LOG_DOMAIN, "fi_domain_bind: this domain already has "
 			   "an event queue\n");
@@ -109,6 +109,7 @@ int mrail_domain_open(struct fid_fabric *fabric_fid, struct fi_info *info,
 	size_t i;
 	int ret;
 
+	mrail_corelib_thread_enter();
 	if (!domain_name_matches(fabric, info))
 		return -FI_EINVAL;
 	objs = calloc(1, sizeof(*objs));

@@ -375,7 +375,7 @@ static int mrail_ep_control(struct fid *fid, int command, void *arg)
 
 	switch (command) {
 	case FI_ENABLE:
-		pthread_mutex_lock(&ep->domain->lock);
+		mrail_domain_lock(ep->domain);
 		ret = ep->enabled ? 0 : ep_enable(ep);
 		pthread_mutex_unlock(&ep->domain->lock);
 		return ret;
@@ -383,7 +383,7 @@ static int mrail_ep_control(struct fid *fid, int command, void *arg)
 		return mrail_ep_alias(ep, arg);
 	case FI_GETOPSFLAG:
 	case FI_SETOPSFLAG:
-		pthread_mutex_lock(&ep->domain->lock);
+		mrail_domain_lock(ep->domain);
 		ret = ep_ops_flags(ep, command, arg);
 		pthread_mutex_unlock(&ep->domain->lock);
 		return ret;
@@ -535,7 +535,7 @@ static int mrail_ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 	struct mrail_cntr *cntr;
 	int ret = -FI_EINVAL;
 
-	pthread_mutex_lock(&ep->domain->lock);
+	mrail_domain_lock(ep->domain);
 	if (ep->enabled) {
 		ret = -FI_EOPBADSTATE;
 	} else if (bfid->fclass == FI_CLASS_AV) {
@@ -697,7 +697,7 @@ static int mrail_ep_close(struct fid *fid)
 	struct mrail_ep *ep = container_of(fid, struct mrail_ep, ep_fid.fid);
 	struct mrail_domain *domain = ep->domain;
 
-	pthread_mutex_lock(&domain->lock);
+	mrail_domain_lock(domain);
 	if (ep->aliases) {
 		pthread_mutex_unlock(&domain->lock);
 		MRAIL_WARN(FI_LOG_EP_CTRL, "this endpoint still has %zu alias(es) "
@@ -731,7 +731,7 @@ static ssize_t mrail_ep_cancel(fid_t fid, void *context)
 	struct mrail_ep *ep = container_of(fid, struct mrail_ep, ep_fid.fid);
 	ssize_t ret;
 
-	pthread_mutex_lock(&ep->domain->lock);
+	mrail_domain_lock(ep->domain);
 	ret = mrail_trigger_cancel(ep, context);
 	if (ret == -FI_ENOENT)
 		ret = mrail_msg_cancel(ep, context);
@@ -751,7 +751,7 @@ static int mrail_ep_getopt(fid_t fid, int level, int optname, void *optval,
 		return -FI_ENOPROTOOPT;
 	switch (optname) {
 	case FI_OPT_MIN_MULTI_RECV:
-		pthread_mutex_lock(&ep->domain->lock);
+		mrail_domain_lock(ep->domain);
 		value = ep->min_multi_recv;
 		pthread_mutex_unlock(&ep->domain->lock);
 		break;
@@ -785,7 +785,7 @@ static int mrail_ep_setopt(fid_t fid, int level, int optname,
 		return -FI_EINVAL;
 	memcpy(&value, optval, sizeof(value));
 	/* Applies to buffers posted from now on (fi_endpoint(3)). */
-	pthread_mutex_lock(&ep->domain->lock);
+	mrail_domain_lock(ep->domain);
 	ep->min_multi_recv = value;
 	pthread_mutex_unlock(&ep->domain->lock);
 	return 0;
@@ -868,6 +868,7 @@ int mrail_ep_open(struct fid_domain *domain_fid, struct fi_info *info,
 	struct mrail_ep *ep;
 	int ret;
 
+	mrail_corelib_thread_enter();
 	if (info->ep_attr && info->ep_attr->type != FI_EP_RDM)
 		return -FI_EINVAL;
 	/* One transmit context, or a shared one; one receive context. */
@@ -913,7 +914,7 @@ int mrail_ep_open(struct fid_domain *domain_fid, struct fi_info *info,
 		return ret;
 	}
 
-	pthread_mutex_lock(&domain->lock);
+	mrail_domain_lock(domain);
 	domain->refs++;
 	pthread_mutex_unlock(&domain->lock);
 	ep->ep_fid.fid.fclass = FI_CLASS_EP;

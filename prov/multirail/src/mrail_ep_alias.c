@@ -715,7 +715,7 @@ static int alias_close(struct fid *fid)
 						    ep_fid.fid);
 	struct mrail_domain *domain = alias->ep->domain;
 
-	pthread_mutex_lock(&domain->lock);
+	mrail_domain_lock(domain);
 	if (alias->ctx_side)
 		mrail_ep_context_closed(alias->ep, alias->ctx_side);
 	alias->ep->aliases--;
@@ -787,7 +787,7 @@ static int alias_control(struct fid *fid, int command, void *arg)
 				   "need exactly one of FI_TRANSMIT and FI_RECV\n");
 			return -FI_EINVAL;
 		}
-		pthread_mutex_lock(&alias->ep->domain->lock);
+		mrail_domain_lock(alias->ep->domain);
 		if (command == FI_GETOPSFLAG)
 			*flags = side | (side == FI_TRANSMIT ? alias->flags.tx :
 					 alias->flags.rx);
@@ -850,7 +850,7 @@ static int alias_new(struct mrail_ep *ep, const struct mrail_op_flags *flags,
 	alias->ep_fid.rma = &alias_rma_ops;
 	alias->ep_fid.atomic = &alias_atomic_ops;
 	alias->ep_fid.collective = &alias_coll_ops;
-	pthread_mutex_lock(&ep->domain->lock);
+	mrail_domain_lock(ep->domain);
 	ep->aliases++;
 	pthread_mutex_unlock(&ep->domain->lock);
 	*out = &alias->ep_fid.fid;
@@ -865,7 +865,7 @@ int mrail_ep_context_open(struct mrail_ep *ep, uint64_t side, uint64_t op_flags,
 	struct fid *fid;
 	int ret;
 
-	pthread_mutex_lock(&ep->domain->lock);
+	mrail_domain_lock(ep->domain);
 	flags = (struct mrail_op_flags) { .tx = ep->tx_op_flags, .rx = ep->rx_op_flags };
 	pthread_mutex_unlock(&ep->domain->lock);
 	ret = alias_new(ep, &flags, side | op_flags, &fid);
@@ -893,7 +893,7 @@ int mrail_ep_alias(struct mrail_ep *ep, struct fi_alias *req)
 
 	if (!req)
 		return -FI_EINVAL;
-	pthread_mutex_lock(&ep->domain->lock);
+	mrail_domain_lock(ep->domain);
 	flags = (struct mrail_op_flags) { .tx = ep->tx_op_flags, .rx = ep->rx_op_flags };
 	pthread_mutex_unlock(&ep->domain->lock);
 	return alias_new(ep, &flags, req->flags, req->fid);

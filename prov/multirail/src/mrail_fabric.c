@@ -45,6 +45,7 @@ int mrail_fabric_open(struct fi_fabric_attr *attr, struct fid_fabric **fabric_fi
 	size_t i;
 	int ret;
 
+	mrail_corelib_thread_enter();
 	fabric = calloc(1, sizeof(*fabric));
 	if (!fabric)
 		return -FI_ENOMEM;

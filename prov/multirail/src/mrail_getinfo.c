@@ -388,6 +388,7 @@ int mrail_getinfo(uint32_t version, const char *node, const char *service,
 	bool asked_by_name = asked_for_mrail(hints);
 	int ret;
 
+	mrail_corelib_thread_enter();
 	*info = NULL;
 	if (in_getinfo || (flags & MRAIL_OFI_INTERNAL_FLAGS) ||
 	    hints_exclude_mrail(hints) || hints_negotiate(version, hints, &terms))

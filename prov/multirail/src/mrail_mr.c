@@ -170,7 +170,7 @@ static int mr_register(struct mrail_domain *domain, const void *base, size_t len
 	mr->mr_fid.mem_desc = mr;
 	mr->mr_fid.key = requested_key;
 
-	pthread_mutex_lock(&domain->lock);
+	mrail_domain_lock(domain);
 	if (mrail_mr_lookup(domain, requested_key)) {
 		MRAIL_INFO(FI_LOG_MR, "fi_mr_reg: key %#llx is already in use in "
 			   "this domain; request another key\n",
@@ -208,6 +208,7 @@ int mrail_mr_reg(struct fid *fid, const void *buf, size_t len, uint64_t access,
 	struct mrail_domain *domain = container_of(fid, struct mrail_domain,
 						   domain_fid.fid);
 
+	mrail_corelib_thread_enter();
 	return mr_register(domain, buf, len, access, offset, requested_key, flags,
 			   mr, context);
 }
@@ -279,7 +280,7 @@ static int mrail_mr_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 			   "counts (FI_REMOTE_WRITE, FI_REMOTE_READ)\n");
 		return -FI_EINVAL;
 	}
-	pthread_mutex_lock(&mr->domain->lock);
+	mrail_domain_lock(mr->domain);
 	if (mr->cntr && mr->cntr != cntr) {
 		pthread_mutex_unlock(&mr->domain->lock);
 		MRAIL_WARN(FI_LOG_MR, "fi_mr_bind: this region already counts on "
@@ -345,7 +346,7 @@ static int mrail_mr_control(struct fid *fid, int command, void *arg)
 	case FI_REFRESH:
 		if (!arg)
 			return -FI_EINVAL;
-		pthread_mutex_lock(&mr->domain->lock);
+		mrail_domain_lock(mr->domain);
 		ret = mr_refresh(mr, arg);
 		pthread_mutex_unlock(&mr->domain->lock);
 		return ret;
@@ -359,7 +360,7 @@ static int mrail_mr_close(struct fid *fid)
 	struct mrail_mr *mr = container_of(fid, struct mrail_mr, mr_fid.fid);
 	struct mrail_domain *domain = mr->domain;
 
-	pthread_mutex_lock(&domain->lock);
+	mrail_domain_lock(domain);
 	HASH_DEL(mrail_domain_objs(domain)->mr_by_key, mr);
 	if (mr->cntr)
 		mrail_cntr_release(mr->cntr);

@@ -818,7 +818,7 @@ ssize_t mrail_post_recv(struct mrail_ep *ep, const struct iovec *iov, size_t cou
 	recv->item.tag = tagged ? tag : 0;
 	recv->item.ignore = tagged ? ignore : 0;
 
-	pthread_mutex_lock(&ep->domain->lock);
+	mrail_domain_lock(ep->domain);
 	/* Messages carry their peer's canonical entry (mrail_av_canon). */
 	recv->item.src = MRAIL_MATCH_ANY_SRC;
 	if ((ep->caps & FI_DIRECTED_RECV) && src != FI_ADDR_UNSPEC) {
@@ -1174,7 +1174,7 @@ ssize_t mrail_send_common(struct mrail_ep *ep, const struct iovec *iov, size_t c
 	if (!ep->enabled)
 		return -FI_EOPBADSTATE;
 
-	pthread_mutex_lock(&ep->domain->lock);
+	mrail_domain_lock(ep->domain);
 	/* Every entry of the peer sends in its one sequence stream. */
 	dest = mrail_av_canon(ep->av, dest);
 	peer = mrail_av_get_peer(ep->av, dest);

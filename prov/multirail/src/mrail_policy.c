@@ -803,7 +803,7 @@ int mrail_policy_control(struct mrail_ep *ep, int command, void *arg)
 	default:
 		return -FI_ENOSYS;
 	}
-	pthread_mutex_lock(&ep->domain->lock);
+	mrail_domain_lock(ep->domain);
 	switch (command) {
 	case FI_MRAIL_GET_POLICY:
 		ret = control_get_policy(ep, arg);

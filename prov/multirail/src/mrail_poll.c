@@ -65,7 +65,7 @@ static int mrail_poll_add(struct fid_poll *poll_fid, struct fid *event_fid,
 	member->cq = cq;
 	member->cntr = cntr;
 
-	pthread_mutex_lock(&set->domain->lock);
+	mrail_domain_lock(set->domain);
 	if (poll_find(set, event_fid)) {
 		ret = -FI_EALREADY;
 		free(member);
@@ -91,7 +91,7 @@ static int mrail_poll_del(struct fid_poll *poll_fid, struct fid *event_fid,
 
 	if (flags)
 		return -FI_EBADFLAGS;
-	pthread_mutex_lock(&set->domain->lock);
+	mrail_domain_lock(set->domain);
 	member = poll_find(set, event_fid);
 	if (member) {
 		DL_DELETE(set->members, member);
@@ -130,7 +130,7 @@ static int mrail_poll_poll(struct fid_poll *poll_fid, void **context, int count)
 
 	if (count < 0 || (count && !context))
 		return -FI_EINVAL;
-	pthread_mutex_lock(&set->domain->lock);
+	mrail_domain_lock(set->domain);
 	DL_FOREACH(set->members, member) {
 		if (found == count)
 			break;
@@ -145,7 +145,7 @@ static int mrail_poll_close(struct fid *fid)
 {
 	struct mrail_poll *set = container_of(fid, struct mrail_poll, poll_fid.fid);
 
-	pthread_mutex_lock(&set->domain->lock);
+	mrail_domain_lock(set->domain);
 	if (set->members) {
 		pthread_mutex_unlock(&set->domain->lock);
 		MRAIL_WARN(FI_LOG_DOMAIN, "fi_close: the poll set still holds CQs "
@@ -176,7 +176,7 @@ int mrail_poll_open(struct fid_domain *domain_fid, struct fi_poll_attr *attr,
 	set->poll_fid.fid.ops = &mrail_poll_fi_ops;
 	set->poll_fid.ops = &mrail_poll_ops;
 
-	pthread_mutex_lock(&domain->lock);
+	mrail_domain_lock(domain);
 	domain->refs++;
 	pthread_mutex_unlock(&domain->lock);
 	*pollset = &set->poll_fid;

@@ -159,7 +159,7 @@ static bool progress_sleep(struct mrail_domain *domain, int timeout)
 	progress_unlock(domain);
 	(void) epoll_wait(pg->epfd, events, 16, timeout);
 	kicked = !eventfd_read(pg->wake_fd, &value);
-	pthread_mutex_lock(&domain->lock);
+	mrail_domain_lock(domain);
 	pg->asleep = false;
 	return kicked;
 }
@@ -204,7 +204,7 @@ static void *progress_run(void *arg)
 	if (lib->thread_init)
 		lib->thread_init();
 	progress_set_priority();
-	pthread_mutex_lock(&domain->lock);
+	mrail_domain_lock(domain);
 	while (!pg->stop) {
 		done = 0;
 		pg->holding_wakes = true;
@@ -222,7 +222,7 @@ static void *progress_run(void *arg)
 			/* Application threads may be waiting for the lock. */
 			progress_unlock(domain);
 			sched_yield();
-			pthread_mutex_lock(&domain->lock);
+			mrail_domain_lock(domain);
 			continue;
 		}
 		if (!progress_may_sleep(domain)) {
@@ -327,7 +327,7 @@ static void progress_join(struct mrail_progress *pg)
 {
 	struct mrail_domain *domain = pg->domain;
 
-	pthread_mutex_lock(&domain->lock);
+	mrail_domain_lock(domain);
 	pg->stop = true;
 	(void) eventfd_write(pg->wake_fd, 1);
 	pthread_mutex_unlock(&domain->lock);

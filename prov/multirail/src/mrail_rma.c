@@ -414,7 +414,7 @@ static ssize_t rma_write(struct mrail_ep *ep, const struct iovec *iov,
 	rma.len = len;
 	user.len = len;
 
-	pthread_mutex_lock(&ep->domain->lock);
+	mrail_domain_lock(ep->domain);
 	ret = rma_check_post(ep, &dest, flags);
 	if (ret)
 		goto out;
@@ -459,7 +459,7 @@ static ssize_t rma_read(struct mrail_ep *ep, const struct iovec *iov,
 		return -FI_EINVAL;
 	rma.len = len;
 
-	pthread_mutex_lock(&ep->domain->lock);
+	mrail_domain_lock(ep->domain);
 	ret = rma_check_post(ep, &src, flags);
 	if (ret)
 		goto out;

@@ -44,7 +44,7 @@ static struct mrail_ep *srx_poster(struct mrail_srx *srx)
 {
 	struct mrail_ep *ep;
 
-	pthread_mutex_lock(&srx->domain->lock);
+	mrail_domain_lock(srx->domain);
 	for (ep = srx->eps; ep && !ep->enabled; ep = ep->srx_next)
 		;
 	pthread_mutex_unlock(&srx->domain->lock);
@@ -231,7 +231,7 @@ static ssize_t srx_cancel(fid_t fid, void *context)
 
 	if (!ep)
 		return -FI_ENOENT;
-	pthread_mutex_lock(&srx->domain->lock);
+	mrail_domain_lock(srx->domain);
 	ret = mrail_msg_cancel(ep, context);
 	pthread_mutex_unlock(&srx->domain->lock);
 	return ret;
@@ -277,7 +277,7 @@ static int srx_close(struct fid *fid)
 	struct mrail_srx *srx = container_of(fid, struct mrail_srx, ep_fid.fid);
 	struct mrail_domain *domain = srx->domain;
 
-	pthread_mutex_lock(&domain->lock);
+	mrail_domain_lock(domain);
 	if (srx->ep_count) {
 		pthread_mutex_unlock(&domain->lock);
 		MRAIL_WARN(FI_LOG_EP_CTRL, "a shared receive context with %zu "
@@ -324,6 +324,7 @@ int mrail_srx_open(struct fid_domain *domain_fid, struct fi_rx_attr *attr,
 		container_of(domain_fid, struct mrail_domain, domain_fid);
 	struct mrail_srx *srx;
 
+	mrail_corelib_thread_enter();
 	if (!rx_ep)
 		return -FI_EINVAL;
 	if (attr && (attr->op_flags & FI_MULTI_RECV)) {
@@ -344,7 +345,7 @@ int mrail_srx_open(struct fid_domain *domain_fid, struct fi_rx_attr *attr,
 	srx->ep_fid.ops = &srx_ep_ops;
 	srx->ep_fid.msg = &srx_msg_ops;
 	srx->ep_fid.tagged = &srx_tagged_ops;
-	pthread_mutex_lock(&domain->lock);
+	mrail_domain_lock(domain);
 	domain->refs++;
 	pthread_mutex_unlock(&domain->lock);
 	*rx_ep = &srx->ep_fid;

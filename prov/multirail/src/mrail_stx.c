@@ -33,7 +33,7 @@ static int stx_close(struct fid *fid)
 	struct mrail_stx *stx = container_of(fid, struct mrail_stx, stx_fid.fid);
 	struct mrail_domain *domain = stx->domain;
 
-	pthread_mutex_lock(&domain->lock);
+	mrail_domain_lock(domain);
 	if (stx->eps) {
 		pthread_mutex_unlock(&domain->lock);
 		MRAIL_WARN(FI_LOG_EP_CTRL, "a shared transmit context with %zu "
@@ -100,6 +100,7 @@ int mrail_stx_open(struct fid_domain *domain_fid, struct fi_tx_attr *attr,
 		container_of(domain_fid, struct mrail_domain, domain_fid);
 	struct mrail_stx *stx;
 
+	mrail_corelib_thread_enter();
 	if (!stx_fid)
 		return -FI_EINVAL;
 	stx = calloc(1, sizeof(*stx));
@@ -111,7 +112,7 @@ int mrail_stx_open(struct fid_domain *domain_fid, struct fi_tx_attr *attr,
 	stx->stx_fid.fid.context = context;
 	stx->stx_fid.fid.ops = &mrail_stx_fi_ops;
 	stx->stx_fid.ops = &mrail_stx_ep_ops;
-	pthread_mutex_lock(&domain->lock);
+	mrail_domain_lock(domain);
 	domain->refs++;
 	pthread_mutex_unlock(&domain->lock);
 	*stx_fid = &stx->stx_fid;

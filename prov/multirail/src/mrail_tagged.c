@@ -116,7 +116,7 @@ static ssize_t mrail_trecvmsg(struct fid_ep *ep_fid, const struct fi_msg_tagged 
 		return -FI_EINVAL;
 	if (!ep->enabled)
 		return -FI_EOPBADSTATE;
-	pthread_mutex_lock(&ep->domain->lock);
+	mrail_domain_lock(ep->domain);
 	/* As a receive from an address the AV does not hold is refused. */
 	if ((flags & FI_PEEK) && (ep->caps & FI_DIRECTED_RECV) &&
 	    msg->addr != FI_ADDR_UNSPEC &&

@@ -416,7 +416,7 @@ ssize_t mrail_trigger_post(struct mrail_ep *ep, enum fi_op_type type,
 	ret = mrail_trigger_copy_op(work, msg, fetch, compare);
 	if (ret)
 		goto err;
-	pthread_mutex_lock(&domain->lock);
+	mrail_domain_lock(domain);
 	if (work_find(domain, context)) {
 		pthread_mutex_unlock(&domain->lock);
 		MRAIL_WARN(FI_LOG_EP_DATA, "this fi_triggered_context is already "
@@ -621,7 +621,7 @@ void mrail_trigger_fire(struct mrail_domain *domain)
 		completes = work->completes;
 		pthread_mutex_unlock(&domain->lock);
 		ret = work_issue(work);
-		pthread_mutex_lock(&domain->lock);
+		mrail_domain_lock(domain);
 		if (ret == -FI_EAGAIN) {
 			work->state = TRIG_READY;
 			DL_PREPEND(domain->trig_ready, op);
@@ -854,7 +854,7 @@ static int queue_work(struct mrail_domain *domain, struct fi_deferred_work *dw)
 		return ret;
 	work->trigger_cntr = cntr;
 	work->completion_cntr = done;
-	pthread_mutex_lock(&domain->lock);
+	mrail_domain_lock(domain);
 	ret = work_arm(work, dw->threshold);
 	pthread_mutex_unlock(&domain->lock);
 	if (ret)
@@ -880,7 +880,7 @@ static int cancel_work(struct mrail_domain *domain, struct fi_deferred_work *dw,
 	}
 	if (flush && dw && dw->triggering_cntr)
 		only = mrail_cntr_from_fid(&dw->triggering_cntr->fid);
-	pthread_mutex_lock(&domain->lock);
+	mrail_domain_lock(domain);
 	HASH_ITER(hh, domain->trig_live, work, tmp) {
 		if (!work->deferred || (!flush && work->work != dw) ||
 		    (only && work->trigger_cntr != only))
