@@ -182,8 +182,7 @@ static bool multi_recv_deliver(struct mrail_ep *ep, struct mrail_recv *buf,
 		MRAIL_WARN(FI_LOG_EP_DATA, "out of memory: a message for a "
 			   "multi-receive buffer is dropped\n");
 		entry = mrail_recv_entry(buf, msg);
-		if (entry.src != FI_ADDR_NOTAVAIL)
-			entry.src = mrail_av_shown(ep->av, entry.src);
+		entry.src = mrail_av_shown(ep->av, entry.src);
 		entry.flags &= ~(uint64_t) FI_MULTI_RECV;
 		entry.err = FI_ENOMEM;
 		entry.prov_errno = -FI_ENOMEM;

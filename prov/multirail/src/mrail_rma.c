@@ -74,8 +74,7 @@ void mrail_rma_target_complete(struct mrail_ep *ep,
 
 		/* The application's fi_addr_t for the peer, not mrail's
 		 * slot (FI_ADDR_NOTAVAIL for a peer it never inserted). */
-		if (shown.src != FI_ADDR_NOTAVAIL)
-			shown.src = mrail_av_shown(ep->av, shown.src);
+		shown.src = mrail_av_shown(ep->av, shown.src);
 		if (ep->rx_cq)
 			mrail_cq_write(ep->rx_cq, &shown);
 		else
