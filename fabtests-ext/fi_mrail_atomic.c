@@ -482,9 +482,15 @@ static int wait_completion(const char *what, uint64_t flags)
 	}
 }
 
-static void wait_cntr(struct fid_cntr *cntr, uint64_t value)
+/* The counter's success count reaching value (errors are counted apart,
+ * fi_cntr(3)); a failed check if it does not within WAIT_S. */
+static void wait_cntr(const char *what, struct fid_cntr *cntr, uint64_t value)
 {
-	(void) fi_cntr_wait(cntr, value, WAIT_S * 1000);
+	int ret = fi_cntr_wait(cntr, value, WAIT_S * 1000);
+
+	check(!ret, "%s: fi_cntr_wait for %" PRIu64 ": %s (count %" PRIu64
+	      ", errors %" PRIu64 ")", what, value, fi_strerror(-ret),
+	      fi_cntr_read(cntr), fi_cntr_readerr(cntr));
 }
 
 static void set_window(const uint8_t *bytes, size_t len)
@@ -569,7 +575,7 @@ static void run_one(const char *what, enum mrail_atomic_kind kind,
 	if (v == V_INJECT) {
 		/* Scribbling on the operand changes nothing now. */
 		memset(operand, 0x5a, count * size);
-		wait_cntr(write_cntr, writes_done + write_errs + 1);
+		wait_cntr(what, write_cntr, writes_done + 1);
 		writes_done++;
 	} else {
 		err = wait_completion(what, flags);

@@ -49,14 +49,21 @@ pair() { # NAME ARGS... (FI_MRAIL_* from the caller's environment)
 }
 
 # The reservations of the last pair ran their course: no timeout, no
-# transfer that went unreserved (mrail warns of both).
+# transfer that went unreserved (mrail warns of both). A reservation's
+# answer is due within 1 s; under the sanitizers, three slowed processes
+# on two cores can miss that without anything being wrong (the transfer
+# then goes unreserved and is still checked byte for byte above), so
+# there (MRAIL_SANITIZED=1) a late answer is noted, not failed.
 reserved_in_time() { # NAME LOGS...
-	local name=$1
+	local name=$1 late
 	shift
-	if grep -hE 'did not answer a rail reservation|unreserved' "$@" >/dev/null 2>&1; then
-		fail "$name: reservations in time" "$(grep -hE 'did not answer|unreserved' "$@" | head -2)"
-	else
+	late=$(grep -hE 'did not answer a rail reservation|unreserved' "$@" 2>/dev/null | head -2)
+	if [[ -z $late ]]; then
 		pass "$name: reservations in time"
+	elif [[ ${MRAIL_SANITIZED:-0} == 1 ]]; then
+		note "$name: reservations late under the sanitizers (timing not judged there): $late"
+	else
+		fail "$name: reservations in time" "$late"
 	fi
 }
 
