@@ -1152,14 +1152,82 @@ static int self_rma(struct self_ep *s, struct fid_cq *cq_tx, bool write, void *b
 	return ret == 1 && tx.op_context == ctx ? 0 : (ret < 0 ? (int) ret : -FI_EIO);
 }
 
+#define MR_CNTR_BIG (256 * 1024)
+static uint8_t mr_cntr_win[2][MR_CNTR_BIG], mr_cntr_local[MR_CNTR_BIG];
+
+/* One atomic on the first 8 bytes of key's region, FI_UINT64: a fetching
+ * one (op), or with compare != NULL a compare one (FI_CSWAP); the old value
+ * into *old. Waits for its completion. */
+static int self_fetch_atomic(struct self_ep *s, struct fid_cq *cq_tx, enum fi_op op,
+			     uint64_t operand, const uint64_t *compare, uint64_t key,
+			     uint64_t *old, void *ctx)
+{
+	struct fi_cq_msg_entry tx;
+	ssize_t ret;
+
+	do {
+		ret = compare ?
+			fi_compare_atomic(s->ep, &operand, 1, NULL, compare, NULL,
+					  old, NULL, s->self, 0, key, FI_UINT64,
+					  FI_CSWAP, ctx) :
+			fi_fetch_atomic(s->ep, &operand, 1, NULL, old, NULL, s->self,
+					0, key, FI_UINT64, op, ctx);
+		if (ret == -FI_EAGAIN)
+			fi_cq_read(cq_tx, &tx, 0);
+	} while (ret == -FI_EAGAIN);
+	if (ret)
+		return (int) ret;
+	ret = fi_cq_sread(cq_tx, &tx, 1, NULL, 30000);
+	return ret == 1 && tx.op_context == ctx ? 0 : (ret < 0 ? (int) ret : -FI_EIO);
+}
+
+/*
+ * Atomics on regions with counters (fi_mr(3): FI_REMOTE_WRITE counts every
+ * atomic that modifies the region, fetching and compare ones included, as
+ * SOS's counter of what it received needs): a fetch-add and a
+ * compare-swap count on the write counter, an FI_ATOMIC_READ does not; on
+ * the region counted both ways a fetch-add (a read and a write) counts
+ * once. Completions are delivery complete, so the target has counted
+ * before the initiator's completion. cw and crw hold 2 and 4 on entry.
+ */
+static void test_mr_cntr_atomics(struct self_ep *s, struct fid_cq *cq_tx,
+				 struct fid_cntr *cw, struct fid_cntr *crw)
+{
+	uint64_t before, old = 0, seen, compare;
+	int ctx, ret;
+
+	memcpy(&before, mr_cntr_win[0], sizeof(before));
+	ret = self_fetch_atomic(s, cq_tx, FI_SUM, 5, NULL, 0x7001, &old, &ctx);
+	memcpy(&seen, mr_cntr_win[0], sizeof(seen));
+	check(ret == 0 && old == before && seen == before + 5,
+	      "fetch-add 5 on the write-counted region: %d, old %#" PRIx64
+	      " (want %#" PRIx64 "), now %#" PRIx64, ret, old, before, seen);
+	check(fi_cntr_read(cw) == 3 && fi_cntr_readerr(cw) == 0,
+	      "a fetch-add modifies the region: its write counter 3 (read %"
+	      PRIu64 ")", fi_cntr_read(cw));
+	ret = self_fetch_atomic(s, cq_tx, FI_ATOMIC_READ, 0, NULL, 0x7001, &old, &ctx);
+	check(ret == 0 && old == before + 5, "FI_ATOMIC_READ: %d, %#" PRIx64, ret, old);
+	check(fi_cntr_read(cw) == 3, "FI_ATOMIC_READ does not count on the write "
+	      "counter (read %" PRIu64 ")", fi_cntr_read(cw));
+	compare = before + 5;
+	ret = self_fetch_atomic(s, cq_tx, FI_CSWAP, 0x5a5a, &compare, 0x7001, &old, &ctx);
+	memcpy(&seen, mr_cntr_win[0], sizeof(seen));
+	check(ret == 0 && old == before + 5 && seen == 0x5a5a,
+	      "compare-swap on the write-counted region: %d, now %#" PRIx64, ret, seen);
+	check(fi_cntr_read(cw) == 4, "a compare-swap counts on the write counter: 4 "
+	      "(read %" PRIu64 ")", fi_cntr_read(cw));
+	ret = self_fetch_atomic(s, cq_tx, FI_SUM, 1, NULL, 0x7002, &old, &ctx);
+	check(ret == 0, "fetch-add on the region counted both ways: %d", ret);
+	check(fi_cntr_read(crw) == 5, "it counts once there: 5 (read %" PRIu64 ")",
+	      fi_cntr_read(crw));
+}
+
 /*
  * fi_mr_bind to counters (FI_RMA_EVENT): a region counts the remote
  * accesses of the kinds it was bound for, each once, whatever the path
  * (inline or striped rendezvous), on an endpoint writing to and reading
  * from its own regions. Counts are exact; data is checked byte for byte.
  */
-#define MR_CNTR_BIG (256 * 1024)
-static uint8_t mr_cntr_win[2][MR_CNTR_BIG], mr_cntr_local[MR_CNTR_BIG];
 
 static void test_mr_cntr(struct fid_domain *domain, struct fi_info *info)
 {
@@ -1236,6 +1304,7 @@ static void test_mr_cntr(struct fid_domain *domain, struct fi_info *info)
 		      "its counter counts the write and the read: %zu (read %" PRIu64 ")",
 		      2 * (i + 1), fi_cntr_read(crw));
 	}
+	test_mr_cntr_atomics(&s, cq_tx, cw, crw);
 	check(fi_cntr_read(other) == 0, "the refused counter counted nothing");
 	check_what(fi_close(&cw->fid) == -FI_EBUSY,
 		   "a counter a region counts on refuses to close", NULL);

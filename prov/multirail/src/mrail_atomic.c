@@ -28,6 +28,10 @@
  * applied atomic once: a plain one on its FI_REMOTE_WRITE counter, a fetch
  * or compare one (FI_ATOMIC_READ and the fetch ops that also write
  * included) on its FI_REMOTE_READ counter, as fi_endpoint(3) defines them.
+ * A counter bound to the region (fi_mr_bind) counts by what the atomic
+ * does to the region, as fi_mr(3) defines it: every atomic that modifies
+ * it (fetching and compare ones included) on FI_REMOTE_WRITE, every one
+ * that reads it on FI_REMOTE_READ, once on a counter bound for both.
  * A refused atomic (no such key, out of the region, access not granted, a
  * malformed request) changes nothing at the target, counts nothing there,
  * is a warning there, and an error completion at the initiator with the
@@ -157,7 +161,10 @@ static void atomic_handle_req(struct mrail_ep *ep, size_t rail, fi_addr_t peer,
 				   FI_REMOTE_WRITE : FI_REMOTE_READ);
 	entry.len = (size_t) req.desc.count * req.size;
 	entry.key = req.desc.key;
-	mrail_rma_target_complete(ep, &entry, 0);
+	/* The region's counter by what it does to the region (fi_mr(3)). */
+	mrail_rma_target_count(ep, &entry, 0,
+			       mrail_atomic_access((enum mrail_atomic_kind) req.desc.kind,
+						   (enum fi_op) req.desc.op));
 	atomic_reply(ep, peer, hdr->req_id, 0, msg, req.len.result);
 	free(msg);
 }

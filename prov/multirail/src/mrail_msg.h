@@ -201,6 +201,14 @@ bool mrail_rdv_own_ops_pending(struct mrail_ep *ep);
  * it once on the receive CQ; a failure is a warning. */
 void mrail_rma_target_complete(struct mrail_ep *ep,
 			       const struct mrail_cq_entry *entry, int32_t status);
+/* The same, where the access does to the region more than entry's flags
+ * say: region_access (FI_REMOTE_WRITE and/or FI_REMOTE_READ) picks the
+ * region's counter (fi_mr(3)), entry->flags the endpoint's (fi_endpoint(3)).
+ * A fetching atomic that writes is a remote read to the endpoint's
+ * counters but modifies the region, which its FI_REMOTE_WRITE counter
+ * counts (SOS's counter of received puts and atomics). */
+void mrail_rma_target_count(struct mrail_ep *ep, const struct mrail_cq_entry *entry,
+			    int32_t status, uint64_t region_access);
 /* A WRITE, READ_REQ or READ_RESP arrived from peer (header validated). */
 /* Why mrail_rma_check refused (ret) a peer the access it asked of a region
  * (have_mr false: no region has the key), for the target's warning. */

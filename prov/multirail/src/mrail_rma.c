@@ -43,12 +43,20 @@
 void mrail_rma_target_complete(struct mrail_ep *ep,
 			       const struct mrail_cq_entry *entry, int32_t status)
 {
+	mrail_rma_target_count(ep, entry, status,
+			       entry->flags & (FI_REMOTE_WRITE | FI_REMOTE_READ));
+}
+
+void mrail_rma_target_count(struct mrail_ep *ep, const struct mrail_cq_entry *entry,
+			    int32_t status, uint64_t region_access)
+{
 	bool write = entry->flags & FI_REMOTE_WRITE;
 	struct mrail_cntr *cntr = write ? ep->rwrite_cntr : ep->rread_cntr;
-	/* The region's own counter (fi_mr_bind), if it is still open. */
+	/* The region's own counter (fi_mr_bind), if it is still open: once
+	 * for an access of any kind it was bound for. */
 	struct mrail_mr *mr = mrail_mr_lookup(ep->domain, entry->key);
-	struct mrail_cntr *mr_cntr = mr && (mr->cntr_flags &
-		(write ? FI_REMOTE_WRITE : FI_REMOTE_READ)) ? mr->cntr : NULL;
+	struct mrail_cntr *mr_cntr = mr && (mr->cntr_flags & region_access) ?
+		mr->cntr : NULL;
 
 	/* One access counts once on a counter bound both ways. */
 	if (mr_cntr == cntr)
