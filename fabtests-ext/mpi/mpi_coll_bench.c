@@ -3,7 +3,8 @@
  * size, on all ranks of MPI_COMM_WORLD.
  *
  *   mpirun -np N mpi_coll_bench [-c COLL[,COLL]] [-s SIZE[,SIZE..]]
- *                               [-i ITERATIONS] [-x WARMUP] [-o text|kv]
+ *                               [-i ITERATIONS] [-x WARMUP] [-t SECONDS]
+ *                               [-o text|kv]
  *
  * SIZE is, for allreduce, the bytes of the vector every rank contributes
  * and receives (SIZE / 8 doubles, MPI_SUM; SIZE must be a multiple of 8),
@@ -16,7 +17,11 @@
  * the ranks' means: a collective is as slow as its slowest rank. The
  * smallest and the average of the means come beside it. By default the
  * iterations shrink with the size: 32 MiB / SIZE, at least 8 and at most
- * 1000, with a tenth of that (at least 2) of warm-up.
+ * 1000, with a tenth of that (at least 3) of warm-up; and, so that a slow
+ * stack does not take minutes per size, to what fits in SECONDS (-t,
+ * default 1) at the pace of the second and third warm-up calls (at least 4
+ * timed calls), the warm-up to a fifth of that. The ranks agree on the counts
+ * (the slowest rank's pace decides).
  *
  * After the timed loop, one more call with inputs that differ from the
  * timed ones is checked element by element on every rank; a wrong result
@@ -36,6 +41,10 @@
 #define ITER_BYTES (32UL << 20)
 #define MIN_ITERS 8
 #define MAX_ITERS 1000
+/* Timed calls at least, when the time target cuts the count. */
+#define MIN_TIMED_ITERS 4
+/* Warm-up calls that measure the pace. */
+#define PACE_ITERS 2
 
 enum coll_kind {
 	COLL_ALLREDUCE = 1 << 0,
@@ -45,11 +54,16 @@ enum coll_kind {
 struct cb_options {
 	size_t sizes[MAX_SIZES];
 	int n_sizes, iterations, warmup, colls, kv;
+	double seconds;		/* time target of a timed loop; 0: none */
 };
+
+/* One collective call on prepared buffers. */
+typedef void (*coll_call)(void *in, void *out, size_t size);
 
 /* What one rank measured and found for one collective and size. */
 struct cb_result {
 	double mean_us;		/* this rank's time per call */
+	int iterations, warmup;	/* the calls it made (the same on every rank) */
 	long bad;		/* elements that failed the check */
 };
 
@@ -63,7 +77,9 @@ static void usage(FILE *out)
 		"            allreduce: bytes of the vector (SIZE/8 doubles, a multiple of 8);\n"
 		"            alltoall: bytes each rank sends to each rank\n"
 		"  -i N      timed calls per size (default 32M/SIZE, 8 to 1000)\n"
-		"  -x N      untimed calls before them (default a tenth, at least 2)\n"
+		"  -x N      untimed calls before them (default a tenth, at least 3)\n"
+		"  -t SECS   without -i, fewer timed calls where they would take longer\n"
+		"            (default 1; 0: no limit)\n"
 		"  -o FMT    text (default) or kv (one RESULT key=value line per size)\n"
 		"Reports the largest over the ranks of each rank's mean time per call.\n");
 }
@@ -152,7 +168,8 @@ static int parse_options(int argc, char **argv, struct cb_options *o)
 	memset(o, 0, sizeof(*o));
 	o->iterations = -1;
 	o->warmup = -1;
-	while ((opt = getopt(argc, argv, "c:s:i:x:o:h")) != -1) {
+	o->seconds = 1.0;
+	while ((opt = getopt(argc, argv, "c:s:i:x:t:o:h")) != -1) {
 		switch (opt) {
 		case 'c': colls = optarg; break;
 		case 's': sizes = optarg; break;
@@ -164,6 +181,15 @@ static int parse_options(int argc, char **argv, struct cb_options *o)
 			if (parse_count(optarg, 0, &o->warmup))
 				goto bad;
 			break;
+		case 't': {
+			char *end;
+
+			errno = 0;
+			o->seconds = strtod(optarg, &end);
+			if (errno || end == optarg || *end || o->seconds < 0 || o->seconds > 3600)
+				goto bad;
+			break;
+		}
 		case 'o':
 			if (!strcmp(optarg, "kv")) {
 				o->kv = 1;
@@ -191,25 +217,57 @@ static int parse_options(int argc, char **argv, struct cb_options *o)
 	}
 	return 0;
 bad:
-	fprintf(stderr, "mpi_coll_bench: -%c '%s' is not a valid count\n", opt, optarg);
+	fprintf(stderr, "mpi_coll_bench: -%c '%s' is not a valid number\n", opt, optarg);
 	return 2;
 }
 
-static int iterations_for(const struct cb_options *o, size_t size)
+/* The timed calls and their warm-up, as far as the size decides them. */
+static void counts_for_size(const struct cb_options *o, size_t size, int *iterations,
+			    int *warmup)
 {
-	size_t n;
+	size_t n = ITER_BYTES / size;
 
-	if (o->iterations > 0)
-		return o->iterations;
-	n = ITER_BYTES / size;
-	return n < MIN_ITERS ? MIN_ITERS : n > MAX_ITERS ? MAX_ITERS : (int)n;
+	*iterations = o->iterations > 0 ? o->iterations :
+		      n < MIN_ITERS ? MIN_ITERS : n > MAX_ITERS ? MAX_ITERS : (int)n;
+	if (o->warmup >= 0)
+		*warmup = o->warmup;
+	else
+		*warmup = *iterations / 10 < PACE_ITERS + 1 ? PACE_ITERS + 1 : *iterations / 10;
 }
 
-static int warmup_for(const struct cb_options *o, int iterations)
+/*
+ * Warms up, then times the calls. Without -i, PACE_ITERS warm-up calls
+ * after the first (which may open connections) give the slowest rank's pace, and the counts shrink to what fits
+ * in o->seconds: every rank computes them from the same reduced pace, so
+ * they make the same number of calls.
+ */
+static double time_calls(const struct cb_options *o, coll_call call, void *in, void *out,
+			 size_t size, int *iterations, int *warmup)
 {
-	if (o->warmup >= 0)
-		return o->warmup;
-	return iterations / 10 < 2 ? 2 : iterations / 10;
+	double start, pace, fit;
+	int it, done = 0;
+
+	counts_for_size(o, size, iterations, warmup);
+	if (o->iterations <= 0 && o->seconds > 0 && *warmup > PACE_ITERS) {
+		call(in, out, size);
+		start = MPI_Wtime();
+		for (done = 1; done <= PACE_ITERS; done++)
+			call(in, out, size);
+		pace = (MPI_Wtime() - start) / PACE_ITERS;
+		MPI_Allreduce(MPI_IN_PLACE, &pace, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+		fit = pace > 0 ? o->seconds / pace : MAX_ITERS;
+		if (fit < *iterations)
+			*iterations = fit < MIN_TIMED_ITERS ? MIN_TIMED_ITERS : (int)fit;
+		if (o->warmup < 0 && fit / 5 < *warmup)
+			*warmup = fit / 5 < done ? done : (int)(fit / 5);
+	}
+	for (it = done; it < *warmup; it++)
+		call(in, out, size);
+	MPI_Barrier(MPI_COMM_WORLD);
+	start = MPI_Wtime();
+	for (it = 0; it < *iterations; it++)
+		call(in, out, size);
+	return (MPI_Wtime() - start) * 1e6 / *iterations;
 }
 
 static void *alloc_or_abort(size_t bytes)
@@ -261,28 +319,27 @@ static long check_allreduce(const double *out, size_t count, int rank, int nrank
 	return bad;
 }
 
-static void run_allreduce(int rank, int nranks, size_t size, int warmup, int iterations,
+static void call_allreduce(void *in, void *out, size_t size)
+{
+	MPI_Allreduce(in, out, (int)(size / sizeof(double)), MPI_DOUBLE, MPI_SUM,
+		      MPI_COMM_WORLD);
+}
+
+static void run_allreduce(const struct cb_options *o, int rank, int nranks, size_t size,
 			  unsigned salt, struct cb_result *res)
 {
 	size_t count = size / sizeof(double);
 	double *in = alloc_or_abort(size), *out = alloc_or_abort(size);
-	double start;
-	int it;
 
 	/* Touched before timing, so page faults are not measured. */
 	fill_allreduce(in, count, rank, 0);
 	memset(out, 0, size);
-	for (it = 0; it < warmup; it++)
-		MPI_Allreduce(in, out, (int)count, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
-	MPI_Barrier(MPI_COMM_WORLD);
-	start = MPI_Wtime();
-	for (it = 0; it < iterations; it++)
-		MPI_Allreduce(in, out, (int)count, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
-	res->mean_us = (MPI_Wtime() - start) * 1e6 / iterations;
+	res->mean_us = time_calls(o, call_allreduce, in, out, size, &res->iterations,
+				  &res->warmup);
 
 	fill_allreduce(in, count, rank, salt);
 	memset(out, 0xff, size);
-	MPI_Allreduce(in, out, (int)count, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+	call_allreduce(in, out, size);
 	res->bad = check_allreduce(out, count, rank, nranks, salt, size);
 	free(in);
 	free(out);
@@ -327,27 +384,25 @@ static long check_alltoall(const uint8_t *out, size_t size, int rank, int nranks
 	return bad;
 }
 
-static void run_alltoall(int rank, int nranks, size_t size, int warmup, int iterations,
+static void call_alltoall(void *in, void *out, size_t size)
+{
+	MPI_Alltoall(in, (int)size, MPI_BYTE, out, (int)size, MPI_BYTE, MPI_COMM_WORLD);
+}
+
+static void run_alltoall(const struct cb_options *o, int rank, int nranks, size_t size,
 			 unsigned salt, struct cb_result *res)
 {
 	size_t total = size * (size_t)nranks;
 	uint8_t *in = alloc_or_abort(total), *out = alloc_or_abort(total);
-	double start;
-	int it;
 
 	fill_alltoall(in, size, rank, nranks, 0);
 	memset(out, 0, total);
-	for (it = 0; it < warmup; it++)
-		MPI_Alltoall(in, (int)size, MPI_BYTE, out, (int)size, MPI_BYTE, MPI_COMM_WORLD);
-	MPI_Barrier(MPI_COMM_WORLD);
-	start = MPI_Wtime();
-	for (it = 0; it < iterations; it++)
-		MPI_Alltoall(in, (int)size, MPI_BYTE, out, (int)size, MPI_BYTE, MPI_COMM_WORLD);
-	res->mean_us = (MPI_Wtime() - start) * 1e6 / iterations;
+	res->mean_us = time_calls(o, call_alltoall, in, out, size, &res->iterations,
+				  &res->warmup);
 
 	fill_alltoall(in, size, rank, nranks, salt);
 	memset(out, 0, total);
-	MPI_Alltoall(in, (int)size, MPI_BYTE, out, (int)size, MPI_BYTE, MPI_COMM_WORLD);
+	call_alltoall(in, out, size);
 	res->bad = check_alltoall(out, size, rank, nranks, salt);
 	free(in);
 	free(out);
@@ -356,7 +411,7 @@ static void run_alltoall(int rank, int nranks, size_t size, int warmup, int iter
 /* Gathers the ranks' figures on rank 0 and prints them; returns 1 on a
  * failed check (on every rank), else 0. */
 static int report(const struct cb_options *o, const char *coll, int rank, int nranks,
-		  size_t size, int warmup, int iterations, const struct cb_result *res)
+		  size_t size, const struct cb_result *res)
 {
 	double max_us, min_us, sum_us;
 	long bad;
@@ -369,12 +424,12 @@ static int report(const struct cb_options *o, const char *coll, int rank, int nr
 		if (o->kv)
 			printf("RESULT tool=mpi_coll_bench coll=%s ranks=%d size=%zu iters=%d "
 			       "warmup=%d us=%.3f min_us=%.3f avg_us=%.3f check=%s bad=%ld "
-			       "status=%s\n", coll, nranks, size, iterations, warmup, max_us,
+			       "status=%s\n", coll, nranks, size, res->iterations, res->warmup, max_us,
 			       min_us, sum_us / nranks, bad ? "failed" : "ok", bad,
 			       bad ? "failed" : "ok");
 		else
 			printf("  %-10s %12zu %8d %14.2f %14.2f %14.2f  %s\n", coll, size,
-			       iterations, max_us, min_us, sum_us / nranks,
+			       res->iterations, max_us, min_us, sum_us / nranks,
 			       bad ? "WRONG RESULT" : "ok");
 		fflush(stdout);
 	}
@@ -388,16 +443,15 @@ static int run_coll(const struct cb_options *o, enum coll_kind kind, int rank, i
 
 	for (s = 0; s < o->n_sizes; s++) {
 		size_t size = o->sizes[s];
-		int iterations = iterations_for(o, size), warmup = warmup_for(o, iterations);
 		struct cb_result res = { 0 };
 		/* Differs from size to size and from the timed calls' 0. */
 		unsigned salt = (unsigned)s + 1;
 
 		if (kind == COLL_ALLREDUCE)
-			run_allreduce(rank, nranks, size, warmup, iterations, salt, &res);
+			run_allreduce(o, rank, nranks, size, salt, &res);
 		else
-			run_alltoall(rank, nranks, size, warmup, iterations, salt, &res);
-		failed |= report(o, name, rank, nranks, size, warmup, iterations, &res);
+			run_alltoall(o, rank, nranks, size, salt, &res);
+		failed |= report(o, name, rank, nranks, size, &res);
 	}
 	return failed;
 }
