@@ -20,8 +20,8 @@
  * 1000, with a tenth of that (at least 3) of warm-up; and, so that a slow
  * stack does not take minutes per size, to what fits in SECONDS (-t,
  * default 1) at the pace of the second and third warm-up calls (at least 4
- * timed calls), the warm-up to a fifth of that. The ranks agree on the counts
- * (the slowest rank's pace decides).
+ * timed calls), the warm-up to a fifth of that (not with -x below 3). The
+ * ranks agree on the counts (the slowest rank's pace decides).
  *
  * After the timed loop, one more call with inputs that differ from the
  * timed ones is checked element by element on every rank; a wrong result
@@ -236,10 +236,11 @@ static void counts_for_size(const struct cb_options *o, size_t size, int *iterat
 }
 
 /*
- * Warms up, then times the calls. Without -i, PACE_ITERS warm-up calls
- * after the first (which may open connections) give the slowest rank's pace, and the counts shrink to what fits
- * in o->seconds: every rank computes them from the same reduced pace, so
- * they make the same number of calls.
+ * Warms up, then times the calls. Without -i (and with at least
+ * PACE_ITERS + 1 warm-up calls), PACE_ITERS warm-up calls after the first
+ * (which may open connections) give the slowest rank's pace, and the
+ * counts shrink to what fits in o->seconds: every rank computes them from
+ * the same reduced pace, so they all make the same number of calls.
  */
 static double time_calls(const struct cb_options *o, coll_call call, void *in, void *out,
 			 size_t size, int *iterations, int *warmup)
