@@ -564,7 +564,8 @@ static void check_memory(struct stress *s, struct test_ctx *m, struct rss_report
 		for (i = 0; i < RSS_SAMPLES && row[2 * i] >= 0; i++, n++) {
 			got[i] = (struct rss_sample){ row[2 * i], (long)row[2 * i + 1] };
 			len += snprintf(line + len, sizeof(line) - (size_t)len, " %ld KiB at %.0f s%s",
-					got[i].kib, got[i].seconds, i + 1 < RSS_SAMPLES ? "," : "");
+					got[i].kib, got[i].seconds,
+					i + 1 < RSS_SAMPLES && row[2 * i + 2] >= 0 ? "," : "");
 		}
 		growth = rss_growth(got, n);
 		printf("%s; growth %+ld KiB\n", line, growth);
