@@ -20,8 +20,13 @@ require_root
 build=${MRAIL_BUILD:?set MRAIL_BUILD to a built tree}
 threads_test=$build/fabtests-ext/fi_mrail_threads
 port=47650
-# Sanitized runs are several times slower: fewer iterations, same threads.
-iters=${MRAIL_THREADS_ITERS:-100}
+# Sanitized runs (ci/test's ASan pass, ci/tsan) are several times slower:
+# fewer iterations, the same threads.
+if [[ -n ${MRAIL_SANITIZED:-} ]]; then
+	iters=${MRAIL_THREADS_ITERS:-100}
+else
+	iters=${MRAIL_THREADS_ITERS:-400}
+fi
 limit=${MRAIL_THREADS_LIMIT:-180}
 
 testbed_cleanup_on_exit
