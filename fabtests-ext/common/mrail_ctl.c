@@ -188,6 +188,12 @@ void ctl_meet(const char *dir, unsigned rank, unsigned n, struct fid_ep *ep,
 struct fi_info *ctl_getinfo(const char *prov, uint64_t caps, uint64_t mr_mode,
 			    bool auto_progress)
 {
+	return ctl_getinfo_thread(prov, caps, mr_mode, auto_progress, FI_THREAD_UNSPEC);
+}
+
+struct fi_info *ctl_getinfo_thread(const char *prov, uint64_t caps, uint64_t mr_mode,
+				   bool auto_progress, enum fi_threading threading)
+{
 	struct fi_info *hints = fi_allocinfo(), *info;
 	char what[256];
 	int ret;
@@ -198,6 +204,7 @@ struct fi_info *ctl_getinfo(const char *prov, uint64_t caps, uint64_t mr_mode,
 	hints->mode = FI_CONTEXT;
 	hints->ep_attr->type = FI_EP_RDM;
 	hints->domain_attr->mr_mode = (int) mr_mode;
+	hints->domain_attr->threading = threading;
 	if (auto_progress) {
 		hints->domain_attr->data_progress = FI_PROGRESS_AUTO;
 		hints->domain_attr->control_progress = FI_PROGRESS_AUTO;

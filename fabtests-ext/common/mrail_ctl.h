@@ -49,6 +49,10 @@ void ctl_give_name(int sock, struct fid_ep *ep);
  */
 struct fi_info *ctl_getinfo(const char *prov, uint64_t caps, uint64_t mr_mode,
 			    bool auto_progress);
+/* The same, asking for the threading level threading (FI_THREAD_UNSPEC:
+ * none, as ctl_getinfo does). */
+struct fi_info *ctl_getinfo_thread(const char *prov, uint64_t caps, uint64_t mr_mode,
+				   bool auto_progress, enum fi_threading threading);
 
 /*
  * Processes of one machine meet through a directory they all see: rank
