@@ -1084,10 +1084,5 @@ int main(int argc, char **argv)
 	close_objects();
 	for (i = 0; i < nsocks; i++)
 		close(socks[i]);
-	if (check_failures) {
-		printf(PROG ": %d of %d checks failed\n", check_failures, check_count);
-		return 1;
-	}
-	printf(PROG ": %d of %d checks passed\n", check_count, check_count);
-	return 0;
+	return check_summary(PROG);
 }

@@ -925,10 +925,5 @@ int main(int argc, char **argv)
 		run_server();
 	close_objects();
 	close(sock);
-	if (check_failures) {
-		printf(PROG ": %d of %d checks failed\n", check_failures, check_count);
-		return 1;
-	}
-	printf(PROG ": %d of %d checks passed\n", check_count, check_count);
-	return 0;
+	return check_summary(PROG);
 }

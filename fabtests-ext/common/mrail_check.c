@@ -72,3 +72,13 @@ size_t check_pattern_mismatch(const uint8_t *p, size_t len, uint64_t seed)
 	}
 	return len;
 }
+
+int check_summary(const char *prog)
+{
+	if (check_failures) {
+		printf("%s: %d of %d checks failed\n", prog, check_failures, check_count);
+		return 1;
+	}
+	printf("%s: %d of %d checks passed\n", prog, check_count, check_count);
+	return 0;
+}

@@ -2,8 +2,8 @@
  * mrail_check: how the functional tests (fi_mrail_objs, fi_mrail_progress,
  * fi_mrail_opflags, fi_mrail_rma) count and report their checks. Every
  * check counts; a failed one prints a line starting with "FAILED: ", and
- * with check_verbose a passed one prints "ok: ". The programs print their
- * own summary from check_count and check_failures.
+ * with check_verbose a passed one prints "ok: ". The programs print a
+ * summary from check_count and check_failures, their own or check_summary's.
  */
 #ifndef MRAIL_CHECK_H
 #define MRAIL_CHECK_H
@@ -22,6 +22,10 @@ void check(bool ok, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* A check with a fixed name and, where fmt is not NULL, a detail: printed
  * as "what: detail". */
 void check_what(bool ok, const char *what, const char *fmt, ...);
+
+/* Prints "PROG: N of M checks passed" (or "failed") and returns the exit
+ * status of main: 0 when no check failed, else 1. */
+int check_summary(const char *prog);
 
 /*
  * Test data: byte i of the pattern of seed, so that every buffer of a test

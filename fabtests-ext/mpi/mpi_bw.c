@@ -14,7 +14,6 @@
  * A benchmark: it prints figures and asserts nothing about them;
  * mpi_p2p checks correctness.
  */
-#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,10 +21,14 @@
 
 #include <mpi.h>
 
+#include "mpi_p2p.h"
+
 #define BW_TAG 1
 #define ACK_TAG 2
 #define PING_TAG 3
 #define MAX_SIZES 64
+/* Largest -w, -i or -x. */
+#define COUNT_MAX 100000000
 
 struct bw_options {
 	size_t sizes[MAX_SIZES];
@@ -44,58 +47,6 @@ static void usage(FILE *out)
 		"  -l        ping-pong latency instead of bandwidth\n");
 }
 
-static int parse_size(const char *text, size_t *out)
-{
-	char *end;
-	unsigned long long value;
-
-	errno = 0;
-	value = strtoull(text, &end, 0);
-	if (errno || end == text || *text == '-')
-		return -1;
-	switch (*end) {
-	case 'k': case 'K': value <<= 10; end++; break;
-	case 'm': case 'M': value <<= 20; end++; break;
-	case 'g': case 'G': value <<= 30; end++; break;
-	}
-	if (*end || value > 0x7fffffffULL)
-		return -1;
-	*out = value;
-	return 0;
-}
-
-static int parse_sizes(const char *list, struct bw_options *o)
-{
-	char *copy = strdup(list), *item, *save = NULL;
-	int ret = 0;
-
-	o->n_sizes = 0;
-	for (item = strtok_r(copy, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
-		if (o->n_sizes == MAX_SIZES || parse_size(item, &o->sizes[o->n_sizes])) {
-			fprintf(stderr, "mpi_bw: -s: '%s' is not a size (or more than %d sizes)\n",
-				item, MAX_SIZES);
-			ret = -1;
-			break;
-		}
-		o->n_sizes++;
-	}
-	free(copy);
-	return ret;
-}
-
-static int parse_count(const char *text, int min, int *out)
-{
-	char *end;
-	long value;
-
-	errno = 0;
-	value = strtol(text, &end, 10);
-	if (errno || end == text || *end || value < min || value > 100000000)
-		return -1;
-	*out = (int)value;
-	return 0;
-}
-
 /* 0: run, 1: exit 0 (help), 2: usage error. */
 static int parse_options(int argc, char **argv, struct bw_options *o)
 {
@@ -108,15 +59,15 @@ static int parse_options(int argc, char **argv, struct bw_options *o)
 		switch (opt) {
 		case 's': sizes = optarg; break;
 		case 'w':
-			if (parse_count(optarg, 1, &o->window))
+			if (mpi_parse_int(optarg, 1, COUNT_MAX, &o->window))
 				goto bad;
 			break;
 		case 'i':
-			if (parse_count(optarg, 1, &iterations))
+			if (mpi_parse_int(optarg, 1, COUNT_MAX, &iterations))
 				goto bad;
 			break;
 		case 'x':
-			if (parse_count(optarg, 0, &warmup))
+			if (mpi_parse_int(optarg, 0, COUNT_MAX, &warmup))
 				goto bad;
 			break;
 		case 'l': o->latency = 1; break;
@@ -130,7 +81,8 @@ static int parse_options(int argc, char **argv, struct bw_options *o)
 	}
 	if (!sizes)
 		sizes = o->latency ? "0,1,8,64,512,4K,16K" : "1K,4K,16K,64K,256K,1M,4M";
-	if (parse_sizes(sizes, o))
+	o->n_sizes = mpi_parse_size_list("mpi_bw", sizes, 0, 0x7fffffff, o->sizes, MAX_SIZES);
+	if (o->n_sizes < 0)
 		return 2;
 	o->iterations = iterations >= 0 ? iterations : o->latency ? 1000 : 20;
 	o->warmup = warmup >= 0 ? warmup : o->latency ? 100 : 2;

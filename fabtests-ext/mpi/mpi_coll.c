@@ -15,7 +15,6 @@
  * NAME: WHY"; a sub-test that runs longer than the watchdog prints which
  * one hung, from the rank that waited, and ends the job.
  */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -97,35 +96,6 @@ static void usage(FILE *out)
 		"  -l        list the sub-tests and exit\n");
 }
 
-static int parse_size(const char *text, size_t *out)
-{
-	char *end;
-	unsigned long long value;
-
-	errno = 0;
-	value = strtoull(text, &end, 0);
-	if (errno || end == text || *text == '-')
-		return -1;
-	switch (*end) {
-	case 'k': case 'K': value *= KiB; end++; break;
-	case 'm': case 'M': value *= MiB; end++; break;
-	}
-	/* Blocks times ranks must fit MPI's int counts comfortably. */
-	if (*end || value > 64 * MiB)
-		return -1;
-	*out = value;
-	return 0;
-}
-
-static int parse_uint(const char *text, unsigned long max, unsigned long *out)
-{
-	char *end;
-
-	errno = 0;
-	*out = strtoul(text, &end, 10);
-	return errno || end == text || *end || *text == '-' || *out > max ? -1 : 0;
-}
-
 /* NAME selects the sub-test of that name, or every sub-test whose
  * collective part or communicator part it is. */
 static int select_sub_tests(struct options *o, const char *list)
@@ -177,20 +147,20 @@ static int parse_options(int argc, char **argv, struct options *o)
 			any = 1;
 			break;
 		case 'M':
-			if (parse_size(optarg, &o->max_size)) {
+			if (mpi_parse_size(optarg, 64 * MiB, &o->max_size)) {
 				fprintf(stderr, "mpi_coll: -M '%s': not a size up to 64M\n", optarg);
 				return 2;
 			}
 			break;
 		case 'w':
-			if (parse_uint(optarg, 86400, &value)) {
+			if (mpi_parse_uint(optarg, 86400, &value)) {
 				fprintf(stderr, "mpi_coll: -w '%s': not a number of seconds\n", optarg);
 				return 2;
 			}
 			o->timeout = (unsigned)value;
 			break;
 		case 'i':
-			if (parse_uint(optarg, 100000, &value) || value == 0) {
+			if (mpi_parse_uint(optarg, 100000, &value) || value == 0) {
 				fprintf(stderr, "mpi_coll: -i '%s': not a count 1..100000\n", optarg);
 				return 2;
 			}

@@ -37,7 +37,11 @@
 
 #include <mpi.h>
 
+#include "mpi_p2p.h"
+
 #define MAX_SIZES 64
+/* Largest -i or -x. */
+#define COUNT_MAX 100000000
 #define ITER_BYTES (32UL << 20)
 #define MIN_ITERS 8
 #define MAX_ITERS 1000
@@ -84,45 +88,6 @@ static void usage(FILE *out)
 		"Reports the largest over the ranks of each rank's mean time per call.\n");
 }
 
-static int parse_size(const char *text, size_t *out)
-{
-	char *end;
-	unsigned long long value;
-
-	errno = 0;
-	value = strtoull(text, &end, 0);
-	if (errno || end == text || *text == '-')
-		return -1;
-	switch (*end) {
-	case 'k': case 'K': value <<= 10; end++; break;
-	case 'm': case 'M': value <<= 20; end++; break;
-	case 'g': case 'G': value <<= 30; end++; break;
-	}
-	if (*end || value == 0 || value > 0x7fffffffULL)
-		return -1;
-	*out = value;
-	return 0;
-}
-
-static int parse_sizes(const char *list, struct cb_options *o)
-{
-	char *copy = strdup(list), *item, *save = NULL;
-	int ret = 0;
-
-	o->n_sizes = 0;
-	for (item = strtok_r(copy, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
-		if (o->n_sizes == MAX_SIZES || parse_size(item, &o->sizes[o->n_sizes])) {
-			fprintf(stderr, "mpi_coll_bench: -s: '%s' is not a size from 1 to 2G-1 "
-				"(or more than %d sizes)\n", item, MAX_SIZES);
-			ret = -1;
-			break;
-		}
-		o->n_sizes++;
-	}
-	free(copy);
-	return ret;
-}
-
 static int parse_colls(const char *list, struct cb_options *o)
 {
 	char *copy = strdup(list), *item, *save = NULL;
@@ -145,19 +110,6 @@ static int parse_colls(const char *list, struct cb_options *o)
 	return ret || !o->colls ? -1 : 0;
 }
 
-static int parse_count(const char *text, int min, int *out)
-{
-	char *end;
-	long value;
-
-	errno = 0;
-	value = strtol(text, &end, 10);
-	if (errno || end == text || *end || value < min || value > 100000000)
-		return -1;
-	*out = (int)value;
-	return 0;
-}
-
 /* 0: run, 1: exit 0 (help), 2: usage error. */
 static int parse_options(int argc, char **argv, struct cb_options *o)
 {
@@ -174,11 +126,11 @@ static int parse_options(int argc, char **argv, struct cb_options *o)
 		case 'c': colls = optarg; break;
 		case 's': sizes = optarg; break;
 		case 'i':
-			if (parse_count(optarg, 1, &o->iterations))
+			if (mpi_parse_int(optarg, 1, COUNT_MAX, &o->iterations))
 				goto bad;
 			break;
 		case 'x':
-			if (parse_count(optarg, 0, &o->warmup))
+			if (mpi_parse_int(optarg, 0, COUNT_MAX, &o->warmup))
 				goto bad;
 			break;
 		case 't': {
@@ -206,7 +158,11 @@ static int parse_options(int argc, char **argv, struct cb_options *o)
 		fprintf(stderr, "mpi_coll_bench: unexpected argument '%s'\n", argv[optind]);
 		return 2;
 	}
-	if (parse_colls(colls, o) || parse_sizes(sizes, o))
+	if (parse_colls(colls, o))
+		return 2;
+	o->n_sizes = mpi_parse_size_list("mpi_coll_bench", sizes, 1, 0x7fffffff, o->sizes,
+					 MAX_SIZES);
+	if (o->n_sizes < 0)
 		return 2;
 	for (s = 0; s < o->n_sizes; s++) {
 		if ((o->colls & COLL_ALLREDUCE) && o->sizes[s] % sizeof(double)) {

@@ -611,6 +611,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 	int opt, any = 0;
 	size_t i;
 	unsigned long long value;
+	size_t bytes;
 	char *end, name[64];
 
 	memset(o, 0, sizeof(*o));
@@ -627,23 +628,16 @@ static int parse_options(int argc, char **argv, struct options *o)
 			break;
 		case 'M':
 		case 'F':
-			errno = 0;
-			value = strtoull(optarg, &end, 0);
-			if (*end == 'k' || *end == 'K')
-				value *= KiB, end++;
-			else if (*end == 'm' || *end == 'M')
-				value *= MiB, end++;
 			/* Accumulates work on whole uint64 elements. */
-			if (errno || end == optarg || *end || *optarg == '-' || value < 8 ||
-			    value > 64 * MiB || value % 8) {
+			if (mpi_parse_size(optarg, 64 * MiB, &bytes) || bytes < 8 || bytes % 8) {
 				fprintf(stderr, "mpi_osc: -%c '%s': not a multiple of 8 from 8 to 64M\n",
 					opt, optarg);
 				return 2;
 			}
 			if (opt == 'M')
-				o->max_size = value;
+				o->max_size = bytes;
 			else
-				o->fan_in_max = value;
+				o->fan_in_max = bytes;
 			fan_in_max = o->fan_in_max;
 			break;
 		case 'T':

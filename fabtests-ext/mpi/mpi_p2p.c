@@ -72,41 +72,6 @@ static void usage(FILE *out)
 		"  -l        list the sub-tests and exit\n");
 }
 
-static int parse_size(const char *text, size_t *out)
-{
-	char *end;
-	unsigned long long value;
-
-	errno = 0;
-	value = strtoull(text, &end, 0);
-	if (errno || end == text || *text == '-')
-		return -1;
-	switch (*end) {
-	case 'k': case 'K': value *= KiB; end++; break;
-	case 'm': case 'M': value *= MiB; end++; break;
-	case 'g': case 'G': value *= 1024 * MiB; end++; break;
-	}
-	/* MPI counts are ints: a bigger message needs derived datatypes. The
-	 * ordering test puts an 8-byte sequence number in every message. */
-	if (*end || value < 8 || value > 0x7fffffffULL)
-		return -1;
-	*out = value;
-	return 0;
-}
-
-static int parse_count(const char *text, int min, int *out)
-{
-	char *end;
-	long value;
-
-	errno = 0;
-	value = strtol(text, &end, 10);
-	if (errno || end == text || *end || value < min || value > 1000000)
-		return -1;
-	*out = (int)value;
-	return 0;
-}
-
 static int select_sub_tests(struct options *o, const char *list)
 {
 	char *copy = strdup(list), *name, *save = NULL;
@@ -150,19 +115,20 @@ static int parse_options(int argc, char **argv, struct options *o)
 			any = 1;
 			break;
 		case 'M':
-			if (parse_size(optarg, &o->max_size)) {
+			if (mpi_parse_size(optarg, 0x7fffffff, &o->max_size) ||
+			    o->max_size < 8) {
 				fprintf(stderr, "mpi_p2p: -M '%s': not a size from 8 to 2G-1\n", optarg);
 				return 2;
 			}
 			break;
 		case 'w':
-			if (parse_count(optarg, 1, &o->window)) {
+			if (mpi_parse_int(optarg, 1, 1000000, &o->window)) {
 				fprintf(stderr, "mpi_p2p: -w '%s': not a count 1..1000000\n", optarg);
 				return 2;
 			}
 			break;
 		case 'u':
-			if (parse_count(optarg, 1, &o->storm_count)) {
+			if (mpi_parse_int(optarg, 1, 1000000, &o->storm_count)) {
 				fprintf(stderr, "mpi_p2p: -u '%s': not a count 1..1000000\n", optarg);
 				return 2;
 			}

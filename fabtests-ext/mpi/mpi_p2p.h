@@ -75,6 +75,21 @@ size_t sweep_sizes(const struct test_ctx *t, size_t *sizes, size_t capacity);
 /* Smallest of a and b. */
 size_t min_size(size_t a, size_t b);
 
+/* ---- option values (every MPI program) ---- */
+
+/* A byte count: a number (decimal, 0x hex or 0 octal) with an optional
+ * k/K, m/M or g/G suffix (KiB, MiB, GiB). 0 with *out set; -1 for a sign,
+ * trailing characters or a value over max. */
+int mpi_parse_size(const char *text, size_t max, size_t *out);
+/* A comma-separated list of such sizes, each from min to max, into at most
+ * capacity entries of sizes: how many, or -1 after a message naming prog. */
+int mpi_parse_size_list(const char *prog, const char *list, size_t min, size_t max,
+			size_t *sizes, int capacity);
+/* An unsigned number from 0 to max (decimal, 0x hex or 0 octal); 0 or -1. */
+int mpi_parse_uint(const char *text, unsigned long max, unsigned long *out);
+/* A decimal int from min to max; 0 or -1. */
+int mpi_parse_int(const char *text, int min, int max, int *out);
+
 /* ---- the driver (mpi_p2p and mpi_osc) ---- */
 
 /* MPI_Init, and the watchdog's handler; 0 (after a FAIL line and

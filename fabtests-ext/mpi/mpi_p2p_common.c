@@ -1,8 +1,11 @@
 /*
  * mpi_p2p: payload patterns, failure recording and the checks every
  * sub-test uses, and the driver that runs sub-tests and prints their
- * verdicts (shared with mpi_osc).
+ * verdicts (shared with mpi_osc), and the option parsing of every MPI
+ * program.
  */
+#include <ctype.h>
+#include <errno.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -193,6 +196,88 @@ int pair_peer(const struct test_ctx *t)
 size_t min_size(size_t a, size_t b)
 {
 	return a < b ? a : b;
+}
+
+/* ---- option values ---- */
+
+int mpi_parse_size(const char *text, size_t max, size_t *out)
+{
+	char *end;
+	unsigned long long value;
+	unsigned shift = 0;
+
+	/* strtoull would take "-1" as the largest value: refuse any sign. */
+	while (isspace((unsigned char)*text))
+		text++;
+	if (*text == '-' || *text == '+')
+		return -1;
+	errno = 0;
+	value = strtoull(text, &end, 0);
+	if (errno || end == text)
+		return -1;
+	switch (*end) {
+	case 'k': case 'K': shift = 10; end++; break;
+	case 'm': case 'M': shift = 20; end++; break;
+	case 'g': case 'G': shift = 30; end++; break;
+	}
+	/* Compared before the shift, so that no value can wrap around. */
+	if (*end || value > (unsigned long long)(max >> shift))
+		return -1;
+	*out = (size_t)value << shift;
+	return 0;
+}
+
+int mpi_parse_size_list(const char *prog, const char *list, size_t min, size_t max,
+			size_t *sizes, int capacity)
+{
+	char *copy = strdup(list), *item, *save = NULL;
+	int n = 0;
+
+	if (!copy) {
+		fprintf(stderr, "%s: out of memory\n", prog);
+		return -1;
+	}
+	for (item = strtok_r(copy, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
+		if (n == capacity || mpi_parse_size(item, max, &sizes[n]) || sizes[n] < min) {
+			fprintf(stderr, "%s: -s: '%s' is not a size from %zu to %zu "
+				"(or more than %d sizes)\n", prog, item, min, max, capacity);
+			n = -1;
+			break;
+		}
+		n++;
+	}
+	free(copy);
+	return n;
+}
+
+int mpi_parse_uint(const char *text, unsigned long max, unsigned long *out)
+{
+	char *end;
+	unsigned long value;
+
+	while (isspace((unsigned char)*text))
+		text++;
+	if (*text == '-' || *text == '+')
+		return -1;
+	errno = 0;
+	value = strtoul(text, &end, 0);
+	if (errno || end == text || *end || value > max)
+		return -1;
+	*out = value;
+	return 0;
+}
+
+int mpi_parse_int(const char *text, int min, int max, int *out)
+{
+	char *end;
+	long value;
+
+	errno = 0;
+	value = strtol(text, &end, 10);
+	if (errno || end == text || *end || value < min || value > max)
+		return -1;
+	*out = (int)value;
+	return 0;
 }
 
 size_t sweep_sizes(const struct test_ctx *t, size_t *sizes, size_t capacity)

@@ -25,7 +25,6 @@
  * Rank 0 prints "PASS: NAME" or "FAIL: NAME: WHY" for stress:traffic and
  * stress:memory, the samples of every rank, and one summary line.
  */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -105,35 +104,6 @@ static void usage(FILE *out)
 		"  -w SEC    watchdog: end the job after SEC (default 2 * -t + 120)\n");
 }
 
-static int parse_uint(const char *text, unsigned long max, unsigned long *out)
-{
-	char *end;
-
-	errno = 0;
-	*out = strtoul(text, &end, 0);
-	return errno || end == text || *end || *text == '-' || *out > max ? -1 : 0;
-}
-
-static int parse_size(const char *text, size_t *out)
-{
-	char *end;
-	unsigned long long value;
-
-	errno = 0;
-	value = strtoull(text, &end, 0);
-	if (errno || end == text || *text == '-')
-		return -1;
-	switch (*end) {
-	case 'k': case 'K': value *= KiB; end++; break;
-	case 'm': case 'M': value *= MiB; end++; break;
-	}
-	/* Counts are ints, and every rank holds 2 * N * WINDOW slots. */
-	if (*end || value > 64 * MiB)
-		return -1;
-	*out = value;
-	return 0;
-}
-
 /* 0: run; 1: exit 0 (help); 2: usage error. Needs no MPI. */
 static int parse_options(int argc, char **argv, struct options *o)
 {
@@ -147,7 +117,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 		case 't':
 		case 'W':
 		case 'w':
-			if (parse_uint(optarg, 86400, &value) || (opt == 't' && value == 0)) {
+			if (mpi_parse_uint(optarg, 86400, &value) || (opt == 't' && value == 0)) {
 				fprintf(stderr, "mpi_stress: -%c '%s': not a number of seconds\n",
 					opt, optarg);
 				return 2;
@@ -160,27 +130,27 @@ static int parse_options(int argc, char **argv, struct options *o)
 				o->timeout = (unsigned)value;
 			break;
 		case 'M':
-			if (parse_size(optarg, &o->max_size)) {
+			if (mpi_parse_size(optarg, 64 * MiB, &o->max_size)) {
 				fprintf(stderr, "mpi_stress: -M '%s': not a size up to 64M\n", optarg);
 				return 2;
 			}
 			break;
 		case 'n':
-			if (parse_uint(optarg, 64, &value) || value == 0) {
+			if (mpi_parse_uint(optarg, 64, &value) || value == 0) {
 				fprintf(stderr, "mpi_stress: -n '%s': not a count 1..64\n", optarg);
 				return 2;
 			}
 			o->window = (int)value;
 			break;
 		case 's':
-			if (parse_uint(optarg, ~0UL, &value)) {
+			if (mpi_parse_uint(optarg, ~0UL, &value)) {
 				fprintf(stderr, "mpi_stress: -s '%s': not a number\n", optarg);
 				return 2;
 			}
 			o->seed = value;
 			break;
 		case 'G':
-			if (parse_uint(optarg, 1 << 20, &value)) {
+			if (mpi_parse_uint(optarg, 1 << 20, &value)) {
 				fprintf(stderr, "mpi_stress: -G '%s': not a number of MiB\n", optarg);
 				return 2;
 			}

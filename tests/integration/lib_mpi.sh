@@ -5,7 +5,12 @@
 #
 #   MPI_MCA                the mpirun options every job takes (pml cm, mtl ofi)
 #   MPI_CORE_PROVIDER      the bare core, on rail 0: tcp;ofi_rxm
-#   MPI_MRAIL_RAILS        mrail's two tcp;ofi_rxm rails
+#   MPI_MRAIL_RAILS        mrail's rails (FI_MRAIL_RAILS): two tcp;ofi_rxm
+#                          rails unless the caller sets others
+#   mpi_provider_env PROVIDER
+#                          sets the array MPI_PROVIDER_ENV to the mpirun -x
+#                          options that select PROVIDER ("mrail" or a core
+#                          provider, on rail 0 only)
 #   mpi_provider_label PROVIDER
 #                          prints how job names call PROVIDER ("mrail" or a
 #                          core provider)
@@ -27,14 +32,17 @@
 # watchdog should be set beyond LIMIT so that the stacks come first.
 # MRAIL_PRELOAD is preloaded into the MPI processes.
 
-# As test_mpi.sh: pml cm + mtl ofi; the ofi BTL excluded so that it does not
-# open the provider a second time, openib so that it looks for no verbs
-# device; mtl ofi's exclusion list without "tcp" lets the baseline through.
+# The provider path under test: pml cm with mtl ofi. The ofi BTL is excluded
+# so that it cannot open the provider a second time, openib so that it does
+# not look for verbs devices. mtl ofi excludes tcp;ofi_rxm by default (its
+# list has "tcp"); the same list without it lets the baseline through and
+# changes nothing for mrail.
 # shellcheck disable=SC2054 # the commas are inside MCA values
 MPI_MCA=(--mca pml cm --mca mtl ofi --mca btl '^ofi,openib'
 	--mca mtl_ofi_provider_exclude 'shm,sockets,udp,rstream,usnic')
 MPI_CORE_PROVIDER='tcp;ofi_rxm'
 MPI_MRAIL_RAILS='tcp;ofi_rxm@mr0,tcp;ofi_rxm@mr1'
+MPI_PROVIDER_ENV=()
 MPI_JOB_SECONDS=0
 MPI_JOB_LOG=
 
@@ -54,17 +62,16 @@ mpi_limit() {
 	echo $(($1 * scale))
 }
 
-# The -x options of mpirun for PROVIDER, into _mpi_env.
-_mpi_provider_env() {
-	_mpi_env=(-x FI_LOG_LEVEL=warn)
-	[[ -n ${MRAIL_PRELOAD:-} ]] && _mpi_env+=(-x "LD_PRELOAD=$MRAIL_PRELOAD")
+mpi_provider_env() {
+	MPI_PROVIDER_ENV=(-x FI_LOG_LEVEL=warn)
+	[[ -n ${MRAIL_PRELOAD:-} ]] && MPI_PROVIDER_ENV+=(-x "LD_PRELOAD=$MRAIL_PRELOAD")
 	case $1 in
 	mrail)
-		_mpi_env+=(-x FI_PROVIDER=mrail -x "FI_PROVIDER_PATH=${MRAIL_BUILD:?}/.libs"
+		MPI_PROVIDER_ENV+=(-x FI_PROVIDER=mrail -x "FI_PROVIDER_PATH=${MRAIL_BUILD:?}/.libs"
 			-x "FI_MRAIL_RAILS=$MPI_MRAIL_RAILS")
 		;;
 	*)
-		_mpi_env+=(-x "FI_PROVIDER=$1" -x FI_TCP_IFACE=mr0)
+		MPI_PROVIDER_ENV+=(-x "FI_PROVIDER=$1" -x FI_TCP_IFACE=mr0)
 		;;
 	esac
 }
@@ -116,9 +123,9 @@ mpi_run_job() {
 	log=$(_lib_log_path "$name")
 	# shellcheck disable=SC2034 # for the caller
 	MPI_JOB_LOG=$log
-	_mpi_provider_env "$provider"
+	mpi_provider_env "$provider"
 	start=$SECONDS
-	"$TESTBED" mpirun -np "$ranks" "${MPI_MCA[@]}" "${_mpi_env[@]}" \
+	"$TESTBED" mpirun -np "$ranks" "${MPI_MCA[@]}" "${MPI_PROVIDER_ENV[@]}" \
 		"$prog" "$@" >"$log" 2>&1 </dev/null &
 	pid=$!
 	while kill -0 "$pid" 2>/dev/null; do

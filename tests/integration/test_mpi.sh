@@ -28,6 +28,8 @@ set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=tests/integration/lib.sh
 . "$here/lib.sh"
+# shellcheck source=tests/integration/lib_mpi.sh
+. "$here/lib_mpi.sh"
 
 require_root
 build=${MRAIL_BUILD:?set MRAIL_BUILD to a built tree}
@@ -40,10 +42,9 @@ bw=$build/fabtests-ext/mpi/mpi_bw
 # sub-test does not hold the testbed for an hour.
 watchdog=${MRAIL_MPI_WATCHDOG:-60}
 rerun_budget=${MRAIL_MPI_RERUN_BUDGET:-300}
-core_provider='tcp;ofi_rxm'
-tcp_rails='tcp;ofi_rxm@mr0,tcp;ofi_rxm@mr1'
+core_provider=$MPI_CORE_PROVIDER
+tcp_rails=$MPI_MRAIL_RAILS
 mixed_rails='tcp;ofi_rxm@mr0,udp;ofi_rxd@mr1'
-mrail_rails=$tcp_rails
 
 if [[ ! -x $p2p || ! -x $bw ]]; then
 	fail "$TEST_NAME" "$p2p or $bw is not built (configure found no mpicc?)"
@@ -59,40 +60,18 @@ testbed_cleanup_on_exit
 
 # ci/testbed mpirun already adds --allow-run-as-root, the rsh agent into the
 # emulated hosts, and keeps Open MPI's out-of-band and TCP BTL traffic on
-# rail 0's subnet. These select the provider path under test: pml cm with
-# mtl ofi. The ofi BTL is excluded so that it cannot open the provider a
-# second time, openib so that it does not look for verbs devices. mtl ofi
-# excludes tcp;ofi_rxm by default (its list has "tcp"); the same list
-# without it lets the baseline through and changes nothing for mrail.
-# shellcheck disable=SC2054 # the commas are inside MCA values
-mca=(--mca pml cm --mca mtl ofi --mca btl '^ofi,openib'
-	--mca mtl_ofi_provider_exclude 'shm,sockets,udp,rstream,usnic')
-
-# provider_env PROVIDER: the mpirun -x options that select PROVIDER, in
-# the array prov_env.
-provider_env() {
-	prov_env=(-x FI_LOG_LEVEL=warn)
-	[[ -n ${MRAIL_PRELOAD:-} ]] && prov_env+=(-x "LD_PRELOAD=$MRAIL_PRELOAD")
-	case $1 in
-	mrail)
-		prov_env+=(-x FI_PROVIDER=mrail -x "FI_PROVIDER_PATH=$build/.libs"
-			-x "FI_MRAIL_RAILS=$mrail_rails")
-		;;
-	*)
-		# The bare core provider on rail 0 only.
-		prov_env+=(-x "FI_PROVIDER=$1" -x FI_TCP_IFACE=mr0)
-		;;
-	esac
-}
+# rail 0's subnet; lib_mpi.sh's MPI_MCA selects the provider path under
+# test (pml cm with mtl ofi) and mpi_provider_env the provider, with
+# MPI_MRAIL_RAILS as mrail's rails.
 
 # mpi_run HOSTS LOG PROVIDER [MPIRUN-ARGS...] -- PROGRAM ARGS...: one rank
 # per host, under a timeout that outlasts mpi_p2p's own watchdog.
 mpi_run() {
 	local hosts=$1 log=$2 provider=$3 limit=$4
 	shift 4
-	provider_env "$provider"
-	timeout --kill-after=10 "$limit" "$testbed" mpirun -np "$hosts" "${mca[@]}" \
-		"${prov_env[@]}" "$@" >"$log" 2>&1 </dev/null
+	mpi_provider_env "$provider"
+	timeout --kill-after=10 "$limit" "$testbed" mpirun -np "$hosts" "${MPI_MCA[@]}" \
+		"${MPI_PROVIDER_ENV[@]}" "$@" >"$log" 2>&1 </dev/null
 }
 
 # The first line of a log that tells why a job failed.
@@ -190,9 +169,9 @@ for hosts in 2 4; do
 	suite "$core_provider, $hosts hosts" "$hosts" "$core_provider"
 	suite "mrail over 2 tcp;ofi_rxm rails, $hosts hosts" "$hosts" mrail
 	if [[ $hosts -eq 2 ]]; then
-		mrail_rails=$mixed_rails
+		MPI_MRAIL_RAILS=$mixed_rails
 		suite "mrail over tcp;ofi_rxm + udp;ofi_rxd rails, 2 hosts" 2 mrail
-		mrail_rails=$tcp_rails
+		MPI_MRAIL_RAILS=$tcp_rails
 	fi
 	note "$hosts hosts took $(elapsed "$start") s"
 	if [[ $hosts -eq 2 ]]; then
