@@ -1134,6 +1134,15 @@ static void test_mr_many(struct fid_domain *domain)
 }
 
 /* RMA to ourselves and its completion (len bytes; 0 on success). */
+/* The completion of the one operation in flight, ctx's: 0, or why not. */
+static int self_wait(struct fid_cq *cq_tx, void *ctx)
+{
+	struct fi_cq_msg_entry tx;
+	ssize_t ret = fi_cq_sread(cq_tx, &tx, 1, NULL, 30000);
+
+	return ret == 1 && tx.op_context == ctx ? 0 : (ret < 0 ? (int) ret : -FI_EIO);
+}
+
 static int self_rma(struct self_ep *s, struct fid_cq *cq_tx, bool write, void *buf,
 		    size_t len, uint64_t key, void *ctx)
 {
@@ -1146,10 +1155,7 @@ static int self_rma(struct self_ep *s, struct fid_cq *cq_tx, bool write, void *b
 		if (ret == -FI_EAGAIN)
 			fi_cq_read(cq_tx, &tx, 0);
 	} while (ret == -FI_EAGAIN);
-	if (ret)
-		return (int) ret;
-	ret = fi_cq_sread(cq_tx, &tx, 1, NULL, 30000);
-	return ret == 1 && tx.op_context == ctx ? 0 : (ret < 0 ? (int) ret : -FI_EIO);
+	return ret ? (int) ret : self_wait(cq_tx, ctx);
 }
 
 #define MR_CNTR_BIG (256 * 1024)
@@ -1175,10 +1181,7 @@ static int self_fetch_atomic(struct self_ep *s, struct fid_cq *cq_tx, enum fi_op
 		if (ret == -FI_EAGAIN)
 			fi_cq_read(cq_tx, &tx, 0);
 	} while (ret == -FI_EAGAIN);
-	if (ret)
-		return (int) ret;
-	ret = fi_cq_sread(cq_tx, &tx, 1, NULL, 30000);
-	return ret == 1 && tx.op_context == ctx ? 0 : (ret < 0 ? (int) ret : -FI_EIO);
+	return ret ? (int) ret : self_wait(cq_tx, ctx);
 }
 
 /*
