@@ -10,6 +10,7 @@
  */
 #include "mrail.h"
 
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -131,15 +132,36 @@ static ssize_t cq_read_locked(struct mrail_cq *cq, void *buf, size_t count,
 	return cq->count ? -FI_EAVAIL : -FI_EAGAIN;
 }
 
+int mrail_idle_env(unsigned *yield_after)
+{
+	char err[MRAIL_ERR_MAX];
+
+	if (!mrail_env.yield_after) {
+		*yield_after = MRAIL_IDLE_YIELD_AFTER_DEFAULT;
+		return 0;
+	}
+	if (mrail_idle_parse(mrail_env.yield_after, yield_after, err, sizeof(err))) {
+		MRAIL_WARN(FI_LOG_CORE, "FI_MRAIL_YIELD_AFTER: %s\n", err);
+		return -FI_ENODATA;
+	}
+	return 0;
+}
+
 static ssize_t mrail_cq_readfrom(struct fid_cq *cq_fid, void *buf, size_t count,
 				 fi_addr_t *src_addr)
 {
 	struct mrail_cq *cq = container_of(cq_fid, struct mrail_cq, cq_fid);
 	ssize_t ret;
+	bool yield;
 
 	mrail_domain_lock(cq->domain);
 	ret = cq_read_locked(cq, buf, count, src_addr);
+	yield = mrail_idle_note(&cq->empty_reads, ret != -FI_EAGAIN,
+				cq->domain->yield_after);
 	pthread_mutex_unlock(&cq->domain->lock);
+	/* Outside the lock: the thread that runs next may want it. */
+	if (yield)
+		sched_yield();
 	return ret;
 }
 

@@ -121,6 +121,10 @@ int mrail_domain_open(struct fid_fabric *fabric_fid, struct fi_info *info,
 		(info->domain_attr->data_progress == FI_PROGRESS_AUTO ||
 		 info->domain_attr->control_progress == FI_PROGRESS_AUTO);
 	pthread_mutex_init(&domain->lock, NULL);
+	/* Checked by fi_getinfo: only a variable changed since then fails. */
+	ret = mrail_idle_env(&domain->yield_after);
+	if (ret)
+		goto err;
 
 	ret = mrail_railset_local_addr(&fabric->rails, &domain->local_addr);
 	if (ret)

@@ -426,6 +426,9 @@ int mrail_getinfo(uint32_t version, const char *node, const char *service,
 	ret = mrail_liveness_env(&(uint64_t) { 0 });
 	if (ret)
 		goto out;
+	ret = mrail_idle_env(&(unsigned) { 0 });
+	if (ret)
+		goto out;
 
 	if (mrail_offer_addr_format(hints ? hints->addr_format : FI_FORMAT_UNSPEC,
 				    set.rails[0].info->addr_format, FI_ADDR_MRAIL,
