@@ -181,10 +181,13 @@ bad_env "bad FI_MRAIL_ADAPTIVE_ALPHA" FI_MRAIL_ADAPTIVE_ALPHA=1 'FI_MRAIL_ADAPTI
 bad_env "bad FI_MRAIL_ADAPTIVE_WINDOW" FI_MRAIL_ADAPTIVE_WINDOW=10001 'FI_MRAIL_ADAPTIVE_WINDOW="10001" is invalid'
 bad_env "bad FI_MRAIL_MIN_STRIPE" FI_MRAIL_MIN_STRIPE=16k 'FI_MRAIL_MIN_STRIPE="16k" is invalid'
 bad_env "bad FI_MRAIL_STRIPE_RATIO" FI_MRAIL_STRIPE_RATIO=2 'FI_MRAIL_STRIPE_RATIO="2" is invalid'
-bad_env "bad FI_MRAIL_YIELD_AFTER" FI_MRAIL_YIELD_AFTER=-1 "FI_MRAIL_YIELD_AFTER: '-1' is not a whole number of empty reads"
-# The default yields the core at every empty CQ read; 0 spins as before.
-FI_MRAIL_YIELD_AFTER=0 \
-	pair "rr over 2 rails, never yielding (FI_MRAIL_YIELD_AFTER=0)" -x mux -c 2,4,8,64
+bad_env "bad FI_MRAIL_SPIN_US" FI_MRAIL_SPIN_US=50us "FI_MRAIL_SPIN_US: '50us' is not a whole number of microseconds"
+# By default an empty CQ read yields the core after 50 us of them; 0 never
+# yields, 1 yields almost at once.
+FI_MRAIL_SPIN_US=0 \
+	pair "rr over 2 rails, never yielding (FI_MRAIL_SPIN_US=0)" -x mux -c 2,4,8,64
+FI_MRAIL_SPIN_US=1 \
+	pair "rr over 2 rails, yielding at once (FI_MRAIL_SPIN_US=1)" -x mux -c 2,4,8,64
 
 "$TESTBED" up --hosts 2 --rails 4 >/dev/null || fail testbed "up failed"
 pair "rr over 4 rails" -x mux -c 4,8,12,64

@@ -1,74 +1,83 @@
 /*
- * When a polling caller gives its core away (core/idle.c).
+ * When a polling caller gives its core away (core/idle.c), on a simulated
+ * clock.
  */
 #include <criterion/criterion.h>
 #include <errno.h>
-#include <limits.h>
 #include <string.h>
 
 #include "idle.h"
 
-Test(idle, yields_only_after_the_given_number_of_empty_reads_in_a_row)
-{
-	unsigned empty = 0, i;
+#define US 1000ULL
+#define SPIN (50 * US)
 
-	for (i = 1; i < 4; i++)
-		cr_assert_not(mrail_idle_note(&empty, false, 4), "empty read %u", i);
-	cr_assert(mrail_idle_note(&empty, false, 4));
-	/* And after every further empty read. */
-	cr_assert(mrail_idle_note(&empty, false, 4));
-	cr_assert_eq(empty, 5);
+Test(idle, spins_until_the_reads_have_found_nothing_for_the_spin_time)
+{
+	struct mrail_idle idle = { 0 };
+
+	cr_assert_not(mrail_idle_note(&idle, false, 1000 * US, SPIN));
+	cr_assert_not(mrail_idle_note(&idle, false, 1020 * US, SPIN));
+	cr_assert_not(mrail_idle_note(&idle, false, 1049 * US, SPIN));
+	cr_assert(mrail_idle_note(&idle, false, 1050 * US, SPIN));
+	/* And at every further empty read. */
+	cr_assert(mrail_idle_note(&idle, false, 1051 * US, SPIN));
+	cr_assert(mrail_idle_note(&idle, false, 9000 * US, SPIN));
 }
 
-Test(idle, a_read_that_finds_something_starts_the_count_again)
+Test(idle, a_read_that_finds_something_starts_the_spin_again)
 {
-	unsigned empty = 0;
+	struct mrail_idle idle = { 0 };
 
-	cr_assert_not(mrail_idle_note(&empty, false, 2));
-	cr_assert(mrail_idle_note(&empty, false, 2));
-	cr_assert_not(mrail_idle_note(&empty, true, 2));
-	cr_assert_eq(empty, 0);
-	cr_assert_not(mrail_idle_note(&empty, false, 2));
-	cr_assert(mrail_idle_note(&empty, false, 2));
+	cr_assert_not(mrail_idle_note(&idle, false, 0, SPIN));
+	cr_assert(mrail_idle_note(&idle, false, 60 * US, SPIN));
+	cr_assert_not(mrail_idle_note(&idle, true, 61 * US, SPIN));
+	cr_assert_not(mrail_idle_note(&idle, false, 70 * US, SPIN));
+	cr_assert_not(mrail_idle_note(&idle, false, 119 * US, SPIN));
+	cr_assert(mrail_idle_note(&idle, false, 120 * US, SPIN));
 }
 
-Test(idle, one_yields_at_every_empty_read_and_zero_never)
+Test(idle, zero_never_yields)
 {
-	unsigned empty = 0, never = 0, i;
+	struct mrail_idle idle = { 0 };
+	uint64_t t;
 
-	for (i = 0; i < 100; i++) {
-		cr_assert(mrail_idle_note(&empty, false, 1));
-		cr_assert_not(mrail_idle_note(&never, false, 0));
-	}
-	cr_assert_eq(never, 100);
+	for (t = 0; t < 10000 * US; t += 100 * US)
+		cr_assert_not(mrail_idle_note(&idle, false, t, 0));
 }
 
-Test(idle, the_count_saturates_instead_of_wrapping_to_zero)
+Test(idle, one_microsecond_yields_almost_at_once)
 {
-	unsigned empty = UINT_MAX - 1;
+	struct mrail_idle idle = { 0 };
 
-	cr_assert(mrail_idle_note(&empty, false, 4));
-	cr_assert_eq(empty, UINT_MAX);
-	cr_assert(mrail_idle_note(&empty, false, 4));
-	cr_assert_eq(empty, UINT_MAX);
+	cr_assert_not(mrail_idle_note(&idle, false, 5 * US, 1 * US));
+	cr_assert(mrail_idle_note(&idle, false, 6 * US, 1 * US));
 }
 
-Test(idle, parses_whole_numbers_in_range)
+Test(idle, a_clock_that_goes_back_counts_as_no_time)
+{
+	struct mrail_idle idle = { 0 };
+
+	cr_assert_not(mrail_idle_note(&idle, false, 1000 * US, SPIN));
+	cr_assert_not(mrail_idle_note(&idle, false, 900 * US, SPIN));
+	cr_assert(mrail_idle_note(&idle, false, 1050 * US, SPIN));
+}
+
+Test(idle, parses_whole_microseconds_in_range)
 {
 	char err[128];
 	unsigned n = 77;
 
 	cr_assert_eq(mrail_idle_parse("0", &n, err, sizeof(err)), 0);
 	cr_assert_eq(n, 0);
-	cr_assert_eq(mrail_idle_parse("16", &n, err, sizeof(err)), 0);
-	cr_assert_eq(n, 16);
+	cr_assert_eq(mrail_idle_parse("250", &n, err, sizeof(err)), 0);
+	cr_assert_eq(n, 250);
 	cr_assert_eq(mrail_idle_parse("1000000", &n, err, sizeof(err)), 0);
-	cr_assert_eq(n, MRAIL_IDLE_YIELD_AFTER_MAX);
+	cr_assert_eq(n, MRAIL_IDLE_SPIN_US_MAX);
 }
 
 Test(idle, refuses_anything_else_with_a_message_and_keeps_the_value)
 {
-	const char *bad[] = { "", "-1", "+3", "4x", "1.5", "1000001",
+	const char *bad[] = { "", "-1", "+3", "4x", "50us", "1.5", "1000001",
 			      "99999999999999999999999", " 4", NULL };
 	char err[128];
 	unsigned n = 7;
@@ -79,7 +88,7 @@ Test(idle, refuses_anything_else_with_a_message_and_keeps_the_value)
 		err[0] = '\0';
 		cr_assert_eq(mrail_idle_parse(bad[i], &n, err, sizeof(err)), -EINVAL,
 			     "'%s' accepted", bad[i]);
-		cr_assert_neq(strstr(err, "empty reads"), NULL, "message: %s", err);
+		cr_assert_neq(strstr(err, "microseconds"), NULL, "message: %s", err);
 		cr_assert_eq(n, 7);
 	}
 }

@@ -2,11 +2,10 @@
 
 #include <ctype.h>
 #include <errno.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 
-int mrail_idle_parse(const char *text, unsigned *yield_after, char *err,
+int mrail_idle_parse(const char *text, unsigned *spin_us, char *err,
 		     size_t err_len)
 {
 	unsigned long n;
@@ -17,24 +16,30 @@ int mrail_idle_parse(const char *text, unsigned *yield_after, char *err,
 		goto bad;
 	errno = 0;
 	n = strtoul(text, &end, 10);
-	if (errno || *end || n > MRAIL_IDLE_YIELD_AFTER_MAX)
+	if (errno || *end || n > MRAIL_IDLE_SPIN_US_MAX)
 		goto bad;
-	*yield_after = (unsigned) n;
+	*spin_us = (unsigned) n;
 	return 0;
 bad:
-	snprintf(err, err_len, "'%s' is not a whole number of empty reads from 0 "
+	snprintf(err, err_len, "'%s' is not a whole number of microseconds from 0 "
 		 "(never yield the core) to %u", text ? text : "",
-		 MRAIL_IDLE_YIELD_AFTER_MAX);
+		 MRAIL_IDLE_SPIN_US_MAX);
 	return -EINVAL;
 }
 
-bool mrail_idle_note(unsigned *empty, bool found, unsigned yield_after)
+bool mrail_idle_note(struct mrail_idle *idle, bool found, uint64_t now_ns,
+		     uint64_t spin_ns)
 {
 	if (found) {
-		*empty = 0;
+		idle->empty = false;
 		return false;
 	}
-	if (*empty < UINT_MAX)
-		(*empty)++;
-	return yield_after && *empty >= yield_after;
+	if (!idle->empty) {
+		idle->empty = true;
+		idle->empty_since_ns = now_ns;
+	}
+	/* A clock that went back (another thread's older reading) counts
+	 * as no time spent. */
+	return spin_ns && now_ns >= idle->empty_since_ns &&
+	       now_ns - idle->empty_since_ns >= spin_ns;
 }

@@ -4,45 +4,51 @@
  * MPI and SHMEM runtimes wait for a message by calling fi_cq_read in a
  * loop. On a host with more busy processes than cores (ranks of several
  * jobs, or emulated hosts sharing a machine), a rank that spins there
- * holds a core for its whole time slice while the peer it waits for, or
+ * holds its core for a whole time slice while the peer it waits for, or
  * the peer that must serve its rendezvous read, waits for that core: each
  * step of a protocol then costs a time slice (milliseconds) instead of a
- * round trip. Measured with Open MPI over mrail, 4 ranks on 2 cores (one
- * run, on a loaded machine): an MPI_Allreduce of 64 KiB took 160 ms
- * spinning and 9 ms yielding at every empty read.
+ * round trip. Measured with Open MPI over mrail, 4 ranks on 2 cores, 2
+ * rails at 1 Gbit/s (one run, on a loaded machine): an MPI_Allreduce of
+ * 1 MiB took 166 ms spinning and 28 ms yielding at every empty read.
  *
- * So an empty read ends with sched_yield(): with no other runnable thread
- * on the core, sched_yield returns at once (well under a microsecond), so
- * a process that has its core to itself loses nothing measurable. The
- * count of empty reads before the first yield is a parameter
- * (FI_MRAIL_YIELD_AFTER); its default is 1 because waiting longer costs
- * what yielding saves: on the run above, yielding after 4 or 16 empty
- * reads in a row took 48 and 19 ms in the same run.
+ * Yielding at every empty read costs latency whenever anything else is
+ * runnable: an 8-byte ping-pong's half round trip went from 6 to 12 us on
+ * the same loaded machine. So a caller spins first: only once its reads
+ * have found nothing for a while (FI_MRAIL_SPIN_US, longer than a round
+ * trip on the rails, far shorter than a time slice) does each further
+ * empty read end with sched_yield(). A read that finds something starts
+ * the spin again.
  */
 #ifndef MRAIL_IDLE_H
 #define MRAIL_IDLE_H
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
-/* FI_MRAIL_YIELD_AFTER's default: empty reads in a row before yielding. */
-#define MRAIL_IDLE_YIELD_AFTER_DEFAULT 1U
-#define MRAIL_IDLE_YIELD_AFTER_MAX 1000000U
+/* FI_MRAIL_SPIN_US's default and largest value (microseconds). */
+#define MRAIL_IDLE_SPIN_US_DEFAULT 50U
+#define MRAIL_IDLE_SPIN_US_MAX 1000000U
+
+struct mrail_idle {
+	uint64_t empty_since_ns;	/* first empty read of the run */
+	bool empty;			/* the last read found nothing */
+};
 
 /*
- * Parses FI_MRAIL_YIELD_AFTER: a whole number of empty reads from 0 (never
- * yield) to MRAIL_IDLE_YIELD_AFTER_MAX. Returns 0, or -EINVAL with a
- * message for the user in err.
+ * Parses FI_MRAIL_SPIN_US: a whole number of microseconds from 0 (never
+ * yield) to MRAIL_IDLE_SPIN_US_MAX. Returns 0, or -EINVAL with a message
+ * for the user in err.
  */
-int mrail_idle_parse(const char *text, unsigned *yield_after, char *err,
+int mrail_idle_parse(const char *text, unsigned *spin_us, char *err,
 		     size_t err_len);
 
 /*
- * Notes one read that found something or not, in *empty (the empty reads
- * in a row so far, saturating). Returns whether the caller should yield
- * now: after yield_after empty reads in a row, never when yield_after is
- * 0 or the read found something.
+ * Notes one read at now_ns that found something or not. Returns whether
+ * the caller should yield now: when this read and every one before it for
+ * at least spin_ns found nothing; never when spin_ns is 0.
  */
-bool mrail_idle_note(unsigned *empty, bool found, unsigned yield_after);
+bool mrail_idle_note(struct mrail_idle *idle, bool found, uint64_t now_ns,
+		     uint64_t spin_ns);
 
 #endif /* MRAIL_IDLE_H */

@@ -75,7 +75,7 @@ struct mrail_env {
 	char *peer_timeout;	/* FI_MRAIL_PEER_TIMEOUT, checked by getinfo */
 	char *hybrid_threshold;	/* FI_MRAIL_HYBRID_THRESHOLD */
 	char *barrier;		/* FI_MRAIL_BARRIER, NULL: dissemination */
-	char *yield_after;	/* FI_MRAIL_YIELD_AFTER, checked by getinfo */
+	char *spin_us;		/* FI_MRAIL_SPIN_US, checked by getinfo */
 };
 extern struct mrail_env mrail_env;
 
@@ -172,9 +172,9 @@ struct mrail_domain {
 	 * endpoints, and the rails' CQs have fds it sleeps on. */
 	bool progress_auto;
 	struct mrail_progress *progress;	/* the thread, or NULL */
-	/* Empty CQ reads in a row before each further one yields the core
-	 * (FI_MRAIL_YIELD_AFTER, core/idle.h); 0: never. */
-	unsigned yield_after;
+	/* How long CQ reads may find nothing before each further empty one
+	 * yields the core (FI_MRAIL_SPIN_US, core/idle.h); 0: never. */
+	uint64_t spin_ns;
 	struct mrail_ep *eps;		/* enabled endpoints (dom_prev/next) */
 	/* Triggered operations and deferred work (mrail_trigger.c): every
 	 * one not completed yet, by its address and by the application's
@@ -281,12 +281,12 @@ struct mrail_cq {
 	 * application (fi_cq(3): valid until the next fi_cq_readerr). */
 	void *err_data;
 	size_t poll_refs;		/* poll sets it is in (mrail_poll.c) */
-	unsigned empty_reads;		/* reads in a row that found nothing */
+	struct mrail_idle idle;		/* since when reads found nothing */
 };
 
-/* FI_MRAIL_YIELD_AFTER (core/idle.h), or its default; -FI_ENODATA with a
+/* FI_MRAIL_SPIN_US (core/idle.h) in ns, or its default; -FI_ENODATA with a
  * warning naming the variable when it is malformed. */
-int mrail_idle_env(unsigned *yield_after);
+int mrail_idle_env(uint64_t *spin_ns);
 int mrail_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
 		  struct fid_cq **cq, void *context);
 /* Queues a completion (caller holds the domain lock). */

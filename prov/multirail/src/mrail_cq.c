@@ -13,6 +13,7 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* What a CQ keeps beyond struct mrail_cq (which the data path shares):
  * every mrail_cq is the first member of one. */
@@ -132,19 +133,26 @@ static ssize_t cq_read_locked(struct mrail_cq *cq, void *buf, size_t count,
 	return cq->count ? -FI_EAVAIL : -FI_EAGAIN;
 }
 
-int mrail_idle_env(unsigned *yield_after)
+int mrail_idle_env(uint64_t *spin_ns)
 {
 	char err[MRAIL_ERR_MAX];
+	unsigned spin_us = MRAIL_IDLE_SPIN_US_DEFAULT;
 
-	if (!mrail_env.yield_after) {
-		*yield_after = MRAIL_IDLE_YIELD_AFTER_DEFAULT;
-		return 0;
-	}
-	if (mrail_idle_parse(mrail_env.yield_after, yield_after, err, sizeof(err))) {
-		MRAIL_WARN(FI_LOG_CORE, "FI_MRAIL_YIELD_AFTER: %s\n", err);
+	if (mrail_env.spin_us &&
+	    mrail_idle_parse(mrail_env.spin_us, &spin_us, err, sizeof(err))) {
+		MRAIL_WARN(FI_LOG_CORE, "FI_MRAIL_SPIN_US: %s\n", err);
 		return -FI_ENODATA;
 	}
+	*spin_ns = (uint64_t) spin_us * 1000;
 	return 0;
+}
+
+static uint64_t idle_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t) ts.tv_sec * 1000000000ULL + (uint64_t) ts.tv_nsec;
 }
 
 static ssize_t mrail_cq_readfrom(struct fid_cq *cq_fid, void *buf, size_t count,
@@ -156,8 +164,9 @@ static ssize_t mrail_cq_readfrom(struct fid_cq *cq_fid, void *buf, size_t count,
 
 	mrail_domain_lock(cq->domain);
 	ret = cq_read_locked(cq, buf, count, src_addr);
-	yield = mrail_idle_note(&cq->empty_reads, ret != -FI_EAGAIN,
-				cq->domain->yield_after);
+	yield = cq->domain->spin_ns &&
+		mrail_idle_note(&cq->idle, ret != -FI_EAGAIN, idle_now_ns(),
+				cq->domain->spin_ns);
 	pthread_mutex_unlock(&cq->domain->lock);
 	/* Outside the lock: the thread that runs next may want it. */
 	if (yield)

@@ -122,7 +122,7 @@ int mrail_domain_open(struct fid_fabric *fabric_fid, struct fi_info *info,
 		 info->domain_attr->control_progress == FI_PROGRESS_AUTO);
 	pthread_mutex_init(&domain->lock, NULL);
 	/* Checked by fi_getinfo: only a variable changed since then fails. */
-	ret = mrail_idle_env(&domain->yield_after);
+	ret = mrail_idle_env(&domain->spin_ns);
 	if (ret)
 		goto err;
 

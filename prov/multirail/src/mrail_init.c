@@ -106,12 +106,12 @@ static void mrail_define_params(void)
 			"or gather:K (K from %u to %u). Every member must use "
 			"the same value.", MRAIL_BARRIER_MIN_DEGREE,
 			MRAIL_BARRIER_MAX_DEGREE);
-	fi_param_define(&mrail_prov, "yield_after", FI_PARAM_STRING,
-			"Empty completion-queue reads in a row after which each "
-			"further empty read yields the core (sched_yield), so that "
-			"a process polling for a message leaves the core to the "
-			"peer it waits for when processes outnumber cores; 0 "
-			"never yields (default %u).", MRAIL_IDLE_YIELD_AFTER_DEFAULT);
+	fi_param_define(&mrail_prov, "spin_us", FI_PARAM_STRING,
+			"Microseconds a process may poll an empty completion "
+			"queue before each further empty read yields the core "
+			"(sched_yield), so that it leaves the core to the peer "
+			"it waits for when processes outnumber cores; 0 never "
+			"yields (default %u).", MRAIL_IDLE_SPIN_US_DEFAULT);
 }
 
 static void mrail_read_params(void)
@@ -132,7 +132,7 @@ static void mrail_read_params(void)
 	fi_param_get_str(&mrail_prov, "hybrid_threshold",
 			 &mrail_env.hybrid_threshold);
 	fi_param_get_str(&mrail_prov, "barrier", &mrail_env.barrier);
-	fi_param_get_str(&mrail_prov, "yield_after", &mrail_env.yield_after);
+	fi_param_get_str(&mrail_prov, "spin_us", &mrail_env.spin_us);
 }
 
 struct fi_provider *fi_prov_ini(void)
