@@ -40,6 +40,11 @@
 #include <unistd.h>
 
 #include "common/mrail_check.h"
+#include "mrail_compat.h"
+
+/* Poll sets, wait sets and fi_av_bind are deprecated in libfabric 2.x, not
+ * removed, and mrail implements them: this program tests them on purpose. */
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
 
 #include <rdma/fabric.h>
 #include <rdma/fi_atomic.h>
@@ -1352,7 +1357,7 @@ static void test_mr_async(struct fid_fabric *fabric, struct fi_info *info,
 		check_what(false, "a second domain and two EQs", "%s", fi_strerror(-ret));
 		goto out;
 	}
-	ret = fi_domain_bind(domain2, &eq->fid, FI_REG_MR);
+	ret = fi_domain_bind(domain2, &eq->fid, MRAIL_BIND_REG_MR);
 	check_what(ret == 0, "bind an EQ to the domain with FI_REG_MR", "%d", ret);
 	check_what(fi_domain_bind(domain2, &eq2->fid, 0) == -FI_EINVAL,
 	      "a second EQ is refused", NULL);
@@ -1706,7 +1711,7 @@ static void test_getinfo(void)
 	check(ret == -FI_ENODATA, "getinfo tx msg_order RAW = %d (want -FI_ENODATA)", ret);
 	fi_freeinfo(info);
 	hints->tx_attr->msg_order = 0;
-	hints->rx_attr->msg_order = FI_ORDER_DATA;
+	hints->rx_attr->msg_order = MRAIL_ORDER_DATA;
 	ret = getinfo_with(hints, FI_VERSION(1, 17), &info);
 	check(ret == -FI_ENODATA, "getinfo rx msg_order DATA = %d (want -FI_ENODATA)", ret);
 	fi_freeinfo(info);
@@ -1714,13 +1719,13 @@ static void test_getinfo(void)
 
 	/* mr_mode: offsets and application keys only. */
 	hints->caps = FI_MSG | FI_RMA;
-	hints->domain_attr->mr_mode = FI_MR_BASIC;
+	hints->domain_attr->mr_mode = MRAIL_MR_BASIC;
 	ret = getinfo_with(hints, FI_VERSION(1, 17), &info);
 	check(ret == -FI_ENODATA, "getinfo FI_MR_BASIC = %d (want -FI_ENODATA)", ret);
 	fi_freeinfo(info);
-	hints->domain_attr->mr_mode = FI_MR_SCALABLE;
+	hints->domain_attr->mr_mode = MRAIL_MR_SCALABLE;
 	ret = getinfo_with(hints, FI_VERSION(1, 17), &info);
-	check(ret == 0 && info->domain_attr->mr_mode == FI_MR_SCALABLE,
+	check(ret == 0 && info->domain_attr->mr_mode == MRAIL_MR_SCALABLE,
 	      "getinfo FI_MR_SCALABLE = %d, mr_mode %d", ret, ret ? -1 :
 	      info->domain_attr->mr_mode);
 	fi_freeinfo(info);
