@@ -71,10 +71,10 @@ for lib in "$system_lib" "$other_lib"; do
 	if [ $rc -ne 0 ]; then
 		fail "$name" "corelib_probe exited $rc (log $log)"
 		show_log_tail "$log"
+	elif [ -n "$others" ]; then
+		fail "$name" "another libfabric is mapped too: $others"
 	elif [ -z "$copy" ] || [ "$(readlink -f "$copy")" != "$want" ]; then
 		fail "$name" "mrail's private copy is '${copy:-not logged}', want $want"
-	elif [ -n "$others" ]; then
-		fail "$name" "other libfabric files mapped: $others"
 	else
 		pass "$name"
 	fi
