@@ -1671,6 +1671,37 @@ static void test_getinfo(void)
 	}
 	fi_freeinfo(info);
 
+	/* Any API version the library serves is answered (fi_version(3)),
+	 * and the offer says which one it follows. */
+	{
+		const uint32_t versions[] = { FI_VERSION(1, 5), FI_VERSION(1, 17),
+					      fi_version() };
+		size_t i;
+
+		for (i = 0; i < sizeof(versions) / sizeof(versions[0]); i++) {
+			ret = getinfo_with(hints, versions[i], &info);
+			check(ret == 0 && info->fabric_attr->api_version == versions[i],
+			      "getinfo at API %u.%u = %d, api_version %#x",
+			      FI_MAJOR(versions[i]), FI_MINOR(versions[i]), ret,
+			      ret ? 0 : info->fabric_attr->api_version);
+			fi_freeinfo(info);
+		}
+	}
+	/* comp_order binds 1.x callers only; 2.x callers "should set it
+	 * to 0" (fi_endpoint(3) of 2.x) and mrail does not hold them to it. */
+	hints->tx_attr->comp_order = MRAIL_ORDER_STRICT;
+	ret = getinfo_with(hints, FI_VERSION(1, 17), &info);
+	check(ret == -FI_ENODATA, "getinfo API 1.17, comp_order STRICT = %d "
+	      "(want -FI_ENODATA)", ret);
+	fi_freeinfo(info);
+	if (fi_version() >= FI_VERSION(2, 0)) {
+		ret = getinfo_with(hints, fi_version(), &info);
+		check(ret == 0, "getinfo API %u.%u, comp_order set = %d (want 0)",
+		      FI_MAJOR(fi_version()), FI_MINOR(fi_version()), ret);
+		fi_freeinfo(info);
+	}
+	hints->tx_attr->comp_order = 0;
+
 	/* Secondary caps asked are given or refused. */
 	hints->caps = FI_MSG | FI_SOURCE | FI_MULTI_RECV;
 	ret = getinfo_with(hints, FI_VERSION(1, 17), &info);

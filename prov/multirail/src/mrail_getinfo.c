@@ -68,6 +68,10 @@ static int hints_negotiate(uint32_t version, const struct fi_info *hints,
 	const struct fi_domain_attr *dom = hints ? hints->domain_attr : NULL;
 	const struct fi_tx_attr *tx = hints ? hints->tx_attr : NULL;
 	const struct fi_rx_attr *rx = hints ? hints->rx_attr : NULL;
+	/* comp_order is a 1.x field: 2.x callers "should set it to 0"
+	 * (fi_endpoint(3) of 2.x), so only a 1.x caller's value is checked. */
+	uint64_t tx_comp = tx && version < MRAIL_FI_VERSION_2 ? tx->comp_order : 0;
+	uint64_t rx_comp = rx && version < MRAIL_FI_VERSION_2 ? rx->comp_order : 0;
 	char err[200] = "";
 	int ret;
 
@@ -83,21 +87,21 @@ static int hints_negotiate(uint32_t version, const struct fi_info *hints,
 		return -FI_ENODATA;
 	}
 	if (tx && (!mrail_offer_order_ok(MRAIL_MSG_ORDER, tx->msg_order) ||
-		   !mrail_offer_order_ok(MRAIL_ORDER_NONE, tx->comp_order))) {
+		   !mrail_offer_order_ok(MRAIL_ORDER_NONE, tx_comp))) {
 		MRAIL_INFO(FI_LOG_CORE, "hints->tx_attr asks for message order "
 			   "%#llx, completion order %#llx; mrail keeps only "
 			   "send-after-send order (FI_ORDER_SAS)\n",
 			   (unsigned long long) tx->msg_order,
-			   (unsigned long long) tx->comp_order);
+			   (unsigned long long) tx_comp);
 		return -FI_ENODATA;
 	}
 	if (rx && (!mrail_offer_order_ok(MRAIL_MSG_ORDER, rx->msg_order) ||
-		   !mrail_offer_order_ok(MRAIL_ORDER_NONE, rx->comp_order))) {
+		   !mrail_offer_order_ok(MRAIL_ORDER_NONE, rx_comp))) {
 		MRAIL_INFO(FI_LOG_CORE, "hints->rx_attr asks for message order "
 			   "%#llx, completion order %#llx; mrail keeps only "
 			   "send-after-send order (FI_ORDER_SAS)\n",
 			   (unsigned long long) rx->msg_order,
-			   (unsigned long long) rx->comp_order);
+			   (unsigned long long) rx_comp);
 		return -FI_ENODATA;
 	}
 	return 0;
