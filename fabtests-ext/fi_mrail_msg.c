@@ -41,6 +41,7 @@
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_errno.h>
 #include <rdma/fi_tagged.h>
+#include "mrail_compat.h"
 
 #define ARRAY_SIZE(a)		(sizeof(a) / sizeof((a)[0]))
 
@@ -2066,7 +2067,7 @@ static void run_truncation(struct session *s)
 static bool info_usable(const struct fi_info *info)
 {
 	return !(info->domain_attr->mr_mode & FI_MR_LOCAL) &&
-	       !(info->mode & FI_LOCAL_MR);
+	       !(info->mode & MRAIL_MODE_LOCAL_MR);
 }
 
 /*

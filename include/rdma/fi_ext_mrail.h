@@ -25,7 +25,16 @@ extern "C" {
  * carrying every rail's core address ("mra" magic, version, rails). Treat it
  * as opaque bytes; its length comes from fi_getname or fi_info src_addrlen.
  */
-#define FI_ADDR_MRAIL (FI_PROV_SPECIFIC | 0x6d72)
+#define FI_ADDR_MRAIL FI_MRAIL_ADDR_FORMAT
+
+/*
+ * The value: bit 31 marks a provider's own format (libfabric called that bit
+ * FI_PROV_SPECIFIC until 1.21 removed the name), 0x6d72 is "mr". The
+ * constant is mrail's own, so it means the same with every libfabric
+ * release, and addresses stay exchangeable between builds against 1.x and
+ * 2.x.
+ */
+#define FI_MRAIL_ADDR_FORMAT (UINT32_C(1) << 31 | 0x6d72)
 
 /* Most rails one mrail endpoint uses. */
 #define FI_MRAIL_MAX_RAILS 8

@@ -139,7 +139,7 @@ Test(atomic_valid, enums_out_of_range_are_einval)
 		     -EINVAL);
 	cr_assert_eq(mrail_atomic_valid((enum mrail_atomic_kind) -1, FI_SUM, FI_INT8,
 					&size), -EINVAL);
-	cr_assert_eq(mrail_atomic_valid(MRAIL_ATOMIC_PLAIN, FI_ATOMIC_OP_LAST, FI_INT8,
+	cr_assert_eq(mrail_atomic_valid(MRAIL_ATOMIC_PLAIN, (enum fi_op) FI_ATOMIC_OP_LAST, FI_INT8,
 					&size), -EINVAL);
 	cr_assert_eq(mrail_atomic_valid(MRAIL_ATOMIC_PLAIN, FI_NOOP, FI_INT8, &size),
 		     -EINVAL);
@@ -212,7 +212,7 @@ Test(atomic_access, what_each_kind_needs_of_the_region)
 	cr_assert_eq(mrail_atomic_access(MRAIL_ATOMIC_COMPARE, FI_CSWAP), rw);
 	cr_assert_eq(mrail_atomic_access(MRAIL_ATOMIC_COMPARE, FI_MSWAP), rw);
 	cr_assert_eq(mrail_atomic_access(MRAIL_ATOMIC_KIND_COUNT, FI_SUM), 0);
-	cr_assert_eq(mrail_atomic_access(MRAIL_ATOMIC_FETCH, FI_ATOMIC_OP_LAST), 0);
+	cr_assert_eq(mrail_atomic_access(MRAIL_ATOMIC_FETCH, (enum fi_op) FI_ATOMIC_OP_LAST), 0);
 	cr_assert_eq(mrail_atomic_access(MRAIL_ATOMIC_FETCH, FI_NOOP), 0);
 }
 
@@ -251,7 +251,7 @@ Test(atomic_len, refusals)
 		     -EINVAL);
 	cr_assert_eq(mrail_atomic_len(MRAIL_ATOMIC_PLAIN, FI_ATOMIC_READ, FI_INT32, 1,
 				      &len), -EOPNOTSUPP);
-	cr_assert_eq(mrail_atomic_len(MRAIL_ATOMIC_PLAIN, FI_ATOMIC_OP_LAST, FI_INT32, 1,
+	cr_assert_eq(mrail_atomic_len(MRAIL_ATOMIC_PLAIN, (enum fi_op) FI_ATOMIC_OP_LAST, FI_INT32, 1,
 				      &len), -EINVAL);
 	cr_assert_eq(mrail_atomic_len(MRAIL_ATOMIC_KIND_COUNT, FI_SUM, FI_INT32, 1, &len),
 		     -EINVAL);
@@ -802,7 +802,7 @@ Test(atomic_apply, refusals_write_nothing)
 {
 	uint32_t t[2] = { 1, 2 }, o[2] = { 3, 4 }, c[2] = { 5, 6 }, f[2] = { 7, 8 };
 
-	cr_assert_eq(mrail_atomic_apply(FI_ATOMIC_OP_LAST, FI_UINT32, t, o, c, f, 2),
+	cr_assert_eq(mrail_atomic_apply((enum fi_op) FI_ATOMIC_OP_LAST, FI_UINT32, t, o, c, f, 2),
 		     -EINVAL);
 	cr_assert_eq(mrail_atomic_apply(FI_NOOP, FI_UINT32, t, o, c, f, 2), -EINVAL);
 	cr_assert_eq(mrail_atomic_apply(FI_SUM, FI_VOID, t, o, c, f, 2), -EINVAL);

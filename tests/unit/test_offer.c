@@ -12,7 +12,9 @@
 #include <string.h>
 
 #include <criterion/criterion.h>
+#include <rdma/fi_ext_mrail.h>
 
+#include "mrail_compat.h"
 #include "offer.h"
 
 #define SUPPORTED (FI_MSG | FI_TAGGED | FI_SEND | FI_RECV | FI_SOURCE | \
@@ -169,15 +171,15 @@ Test(offer, mr_mode)
 		int ret;
 		int mode;
 	} cases[] = {
-		{ FI_VERSION(1, 0), FI_MR_UNSPEC, 0, FI_MR_SCALABLE },
-		{ FI_VERSION(1, 4), FI_MR_SCALABLE, 0, FI_MR_SCALABLE },
-		{ FI_VERSION(1, 0), FI_MR_BASIC, -ENODATA, 0 },
+		{ FI_VERSION(1, 0), MRAIL_MR_UNSPEC, 0, MRAIL_MR_SCALABLE },
+		{ FI_VERSION(1, 4), MRAIL_MR_SCALABLE, 0, MRAIL_MR_SCALABLE },
+		{ FI_VERSION(1, 0), MRAIL_MR_BASIC, -ENODATA, 0 },
 		{ FI_VERSION(1, 4), FI_MR_LOCAL, -ENODATA, 0 },
 		{ FI_VERSION(1, 5), 0, 0, 0 },
-		{ FI_VERSION(1, 17), FI_MR_SCALABLE, 0, FI_MR_SCALABLE },
-		{ FI_VERSION(1, 17), FI_MR_BASIC, -ENODATA, 0 },
-		{ FI_VERSION(1, 17), FI_MR_BASIC | FI_MR_LOCAL, -ENODATA, 0 },
-		{ FI_VERSION(1, 17), FI_MR_SCALABLE | FI_MR_LOCAL, -ENODATA, 0 },
+		{ FI_VERSION(1, 17), MRAIL_MR_SCALABLE, 0, MRAIL_MR_SCALABLE },
+		{ FI_VERSION(1, 17), MRAIL_MR_BASIC, -ENODATA, 0 },
+		{ FI_VERSION(1, 17), MRAIL_MR_BASIC | FI_MR_LOCAL, -ENODATA, 0 },
+		{ FI_VERSION(1, 17), MRAIL_MR_SCALABLE | FI_MR_LOCAL, -ENODATA, 0 },
 		{ FI_VERSION(1, 17), FI_MR_LOCAL | FI_MR_VIRT_ADDR |
 		  FI_MR_ALLOCATED | FI_MR_PROV_KEY, 0, 0 },
 		{ FI_VERSION(1, 17), FI_MR_ENDPOINT | FI_MR_RAW, 0, 0 },
@@ -200,16 +202,24 @@ Test(offer, mr_mode)
 	}
 }
 
+/* FI_ADDR_MRAIL's value in every build so far (1.x builds spelled it
+ * FI_PROV_SPECIFIC | 0x6d72): spelled out, so that a change shows. */
+#define MRAIL_FORMAT_VALUE 0x80006d72u
+
+Test(offer, addr_format_is_stable)
+{
+	cr_assert_eq(FI_ADDR_MRAIL, MRAIL_FORMAT_VALUE, "%#x", (unsigned) FI_ADDR_MRAIL);
+}
+
 Test(offer, addr_format)
 {
-	static const uint32_t mrail = FI_PROV_SPECIFIC | 0x6d72;
 	static const struct {
 		uint32_t asked, rail0;
 		int ret;
 		uint32_t format;
 	} cases[] = {
-		{ FI_FORMAT_UNSPEC, FI_SOCKADDR_IN, 0, FI_PROV_SPECIFIC | 0x6d72 },
-		{ FI_PROV_SPECIFIC | 0x6d72, FI_ADDR_IB_UD, 0, FI_PROV_SPECIFIC | 0x6d72 },
+		{ FI_FORMAT_UNSPEC, FI_SOCKADDR_IN, 0, MRAIL_FORMAT_VALUE },
+		{ MRAIL_FORMAT_VALUE, FI_ADDR_IB_UD, 0, MRAIL_FORMAT_VALUE },
 		{ FI_SOCKADDR, FI_SOCKADDR_IN, 0, FI_SOCKADDR_IN },
 		{ FI_SOCKADDR, FI_SOCKADDR_IN6, 0, FI_SOCKADDR_IN6 },
 		{ FI_SOCKADDR_IN, FI_SOCKADDR_IN, 0, FI_SOCKADDR_IN },
@@ -225,7 +235,7 @@ Test(offer, addr_format)
 
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		uint32_t format = 12345;
-		int ret = mrail_offer_addr_format(cases[i].asked, cases[i].rail0, mrail,
+		int ret = mrail_offer_addr_format(cases[i].asked, cases[i].rail0, MRAIL_FORMAT_VALUE,
 						  &format);
 
 		cr_assert_eq(ret, cases[i].ret, "case %zu: %d", i, ret);
@@ -238,12 +248,12 @@ Test(offer, order_every_combination)
 {
 	uint64_t asked;
 
-	for (asked = 0; asked <= (FI_ORDER_STRICT | FI_ORDER_DATA); asked++) {
-		if (asked & ~(FI_ORDER_STRICT | FI_ORDER_DATA))
+	for (asked = 0; asked <= (MRAIL_ORDER_STRICT | MRAIL_ORDER_DATA); asked++) {
+		if (asked & ~(MRAIL_ORDER_STRICT | MRAIL_ORDER_DATA))
 			continue;
 		cr_assert_eq(mrail_offer_order_ok(FI_ORDER_SAS, asked),
 			     asked == 0 || asked == FI_ORDER_SAS, "%#lx",
 			     (unsigned long) asked);
 	}
-	cr_assert(mrail_offer_order_ok(FI_ORDER_STRICT, FI_ORDER_RAW | FI_ORDER_SAS));
+	cr_assert(mrail_offer_order_ok(MRAIL_ORDER_STRICT, FI_ORDER_RAW | FI_ORDER_SAS));
 }

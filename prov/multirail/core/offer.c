@@ -5,6 +5,7 @@
 
 #include <errno.h>
 
+#include "mrail_compat.h"
 #include "mrail_err.h"
 
 /* Names the lowest bit of bits for an error sentence. */
@@ -94,26 +95,26 @@ int mrail_offer_mr_mode(uint32_t api_version, int asked, int *mr_mode,
 			char *err, size_t err_len)
 {
 	if (api_version < FI_VERSION(1, 5)) {
-		if (asked == FI_MR_UNSPEC || asked == FI_MR_SCALABLE) {
-			*mr_mode = FI_MR_SCALABLE;
+		if (asked == MRAIL_MR_UNSPEC || asked == MRAIL_MR_SCALABLE) {
+			*mr_mode = MRAIL_MR_SCALABLE;
 			return 0;
 		}
 		mrail_write_err(err, err_len, "mr_mode %d: mrail offers only "
 				"FI_MR_SCALABLE (offsets, application keys)", asked);
 		return -ENODATA;
 	}
-	if (asked & FI_MR_BASIC) {
+	if (asked & MRAIL_MR_BASIC) {
 		mrail_write_err(err, err_len, "mr_mode FI_MR_BASIC: mrail addresses "
 				"regions by offset with keys the application "
 				"chooses, it cannot use virtual addresses");
 		return -ENODATA;
 	}
-	if ((asked & FI_MR_SCALABLE) && asked != FI_MR_SCALABLE) {
+	if ((asked & MRAIL_MR_SCALABLE) && asked != MRAIL_MR_SCALABLE) {
 		mrail_write_err(err, err_len, "mr_mode %#x mixes FI_MR_SCALABLE with "
 				"other bits, which fi_domain(3) forbids", asked);
 		return -ENODATA;
 	}
-	*mr_mode = asked == FI_MR_SCALABLE ? FI_MR_SCALABLE : 0;
+	*mr_mode = asked == MRAIL_MR_SCALABLE ? MRAIL_MR_SCALABLE : 0;
 	return 0;
 }
 

@@ -24,6 +24,8 @@
 #include <rdma/providers/fi_prov.h>
 #include <rdma/fi_ext_mrail.h>
 
+#include "mrail_compat.h"
+
 #include "addr_codec.h"
 #include "av_alias.h"
 #include "av_shm.h"
@@ -44,8 +46,8 @@
 #error "core/mrail_limits.h and include/rdma/fi_ext_mrail.h disagree on the rail limit"
 #endif
 
-/* The libfabric API version mrail implements. */
-#define MRAIL_FI_VERSION FI_VERSION(1, 17)
+/* The libfabric API version mrail implements (mrail_compat.h). */
+#define MRAIL_FI_VERSION MRAIL_FI_API_VERSION
 #define MRAIL_PROV_VERSION FI_VERSION(0, 1)
 
 extern struct fi_provider mrail_prov;

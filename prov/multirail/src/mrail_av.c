@@ -1082,6 +1082,31 @@ static struct fi_ops mrail_av_fi_ops = {
 	.ops_set = mrail_no_ops_set,
 };
 
+#if HAVE_STRUCT_FI_OPS_AV_INSERT_AUTH_KEY
+/* Authorization keys (FI_AV_AUTH_KEY, API 1.20) and user ids
+ * (FI_AV_USER_ID) are not offered: fi_getinfo never grants them. */
+static int mrail_av_insert_auth_key(struct fid_av *av_fid, const void *auth_key,
+				    size_t auth_key_size, fi_addr_t *fi_addr,
+				    uint64_t flags)
+{
+	return -FI_ENOSYS;
+}
+
+static int mrail_av_lookup_auth_key(struct fid_av *av_fid, fi_addr_t fi_addr,
+				    void *auth_key, size_t *auth_key_size)
+{
+	return -FI_ENOSYS;
+}
+#endif
+
+#if HAVE_STRUCT_FI_OPS_AV_SET_USER_ID
+static int mrail_av_set_user_id(struct fid_av *av_fid, fi_addr_t fi_addr,
+				fi_addr_t user_id, uint64_t flags)
+{
+	return -FI_ENOSYS;
+}
+#endif
+
 static struct fi_ops_av mrail_av_ops = {
 	.size = sizeof(struct fi_ops_av),
 	.insert = mrail_av_insert,
@@ -1091,4 +1116,11 @@ static struct fi_ops_av mrail_av_ops = {
 	.lookup = mrail_av_lookup,
 	.straddr = mrail_av_straddr,
 	.av_set = mrail_av_set_open,
+#if HAVE_STRUCT_FI_OPS_AV_INSERT_AUTH_KEY
+	.insert_auth_key = mrail_av_insert_auth_key,
+	.lookup_auth_key = mrail_av_lookup_auth_key,
+#endif
+#if HAVE_STRUCT_FI_OPS_AV_SET_USER_ID
+	.set_user_id = mrail_av_set_user_id,
+#endif
 };

@@ -4,7 +4,8 @@
  * libfabric registers only the providers that FI_PROVIDER names, so under
  * FI_PROVIDER=mrail the rails' core providers (tcp, ofi_rxm, ...) do not
  * exist in the application's libfabric at all. mrail therefore loads a
- * second, private copy of libfabric into a link-map namespace of its own
+ * second, private copy of libfabric (the same file the application loaded)
+ * into a link-map namespace of its own
  * (dlmopen), gives that copy an environment without the application's
  * provider filter, and opens every rail through it. The private copy's
  * provider path leaves out mrail's own directory, so mrail is never loaded
@@ -196,17 +197,43 @@ static int corelib_private_environment(void *handle)
 	return corelib_private_provider_env(priv_setenv, priv_unsetenv);
 }
 
+/*
+ * The file of the libfabric that loaded mrail: the one fi_getinfo resolves
+ * to in the application's namespace. The private copy must be that same
+ * file: the search path may find another libfabric.so.1 first (a 1.x in
+ * /usr under an application built with a 2.x from its own prefix, or the
+ * other way round), whose providers and ABI the application never asked
+ * for. NULL when the loader cannot say (then the soname is searched).
+ */
+static const char *corelib_application_path(void)
+{
+	Dl_info where;
+
+	if (!dladdr((void *) fi_getinfo, &where) || !where.dli_fname ||
+	    where.dli_fname[0] != '/')
+		return NULL;
+	return where.dli_fname;
+}
+
 static int corelib_load_private_copy(void)
 {
+	const char *path = corelib_application_path();
 	void *handle;
 	int ret;
 
-	handle = dlmopen(LM_ID_NEWLM, MRAIL_FABRIC_SONAME, RTLD_NOW | RTLD_LOCAL);
+	if (!path) {
+		MRAIL_WARN(FI_LOG_CORE, "cannot tell which file the application's "
+			   "libfabric was loaded from; the private copy is the "
+			   "first %s on the library search path, which must be the "
+			   "same libfabric\n", MRAIL_FABRIC_SONAME);
+		path = MRAIL_FABRIC_SONAME;
+	}
+	handle = dlmopen(LM_ID_NEWLM, path, RTLD_NOW | RTLD_LOCAL);
 	if (!handle) {
 		MRAIL_WARN(FI_LOG_CORE,
-			   "cannot load a private %s (%s); opening rails through the "
-			   "application's libfabric, so FI_PROVIDER must allow the "
-			   "rail providers\n", MRAIL_FABRIC_SONAME, dlerror());
+			   "cannot load a private copy of %s (%s); opening rails "
+			   "through the application's libfabric, so FI_PROVIDER "
+			   "must allow the rail providers\n", path, dlerror());
 		return -FI_ENOSYS;
 	}
 
@@ -232,12 +259,12 @@ static int corelib_load_private_copy(void)
 	/* The handle is never dlclosed: rail providers may leave threads and
 	 * handlers behind that live as long as the process. */
 	corelib.is_private = true;
-	MRAIL_INFO(FI_LOG_CORE, "rails open through a private %s\n",
-		   MRAIL_FABRIC_SONAME);
+	MRAIL_INFO(FI_LOG_CORE, "rails open through a private copy of %s\n",
+		   path);
 	return 0;
 err:
-	MRAIL_WARN(FI_LOG_CORE, "private %s is unusable (%s); falling back to the "
-		   "application's libfabric\n", MRAIL_FABRIC_SONAME,
+	MRAIL_WARN(FI_LOG_CORE, "private copy of %s is unusable (%s); falling "
+		   "back to the application's libfabric\n", path,
 		   fi_strerror(-ret));
 	dlclose(handle);
 	return ret;

@@ -221,6 +221,13 @@ static ssize_t mrail_cq_readerr(struct fid_cq *cq_fid, struct fi_cq_err_entry *b
 		buf->err_data = cq->err_data;
 		buf->err_data_size = entry->src_addrlen;
 	}
+#if HAVE_STRUCT_FI_CQ_ERR_ENTRY_SRC_ADDR
+	/* From API 1.20 the entry ends with src_addr, an authorization key's
+	 * handle (FI_AV_AUTH_KEY, which mrail does not offer): so none. An
+	 * older caller's entry ends before it. */
+	if (cq->domain->fabric->fabric_fid.api_version >= FI_VERSION(1, 20))
+		buf->src_addr = FI_ADDR_NOTAVAIL;
+#endif
 	cq->head = (cq->head + 1) % cq->cap;
 	cq->count--;
 	if (!cq->count)

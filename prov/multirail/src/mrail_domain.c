@@ -47,7 +47,7 @@ static int mrail_domain_close(struct fid *fid)
 	return 0;
 }
 
-/* An EQ for the domain's asynchronous events; with FI_REG_MR, memory
+/* An EQ for the domain's asynchronous events; with MRAIL_BIND_REG_MR, memory
  * registrations are reported on it (FI_MR_COMPLETE). One EQ per domain. */
 static int mrail_domain_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 {
@@ -62,7 +62,7 @@ static int mrail_domain_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 			   "event queue opened on mrail's fabric, nothing else\n");
 		return -FI_EINVAL;
 	}
-	if (flags & ~FI_REG_MR)
+	if (flags & ~MRAIL_BIND_REG_MR)
 		return -FI_EBADFLAGS;
 	mrail_domain_lock(domain);
 	if (objs->eq) {
@@ -71,7 +71,7 @@ static int mrail_domain_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 		ret = -FI_EINVAL;
 	} else {
 		objs->eq = eq;
-		objs->reg_mr_async = flags & FI_REG_MR;
+		objs->reg_mr_async = flags & MRAIL_BIND_REG_MR;
 		mrail_eq_attach(eq);
 	}
 	pthread_mutex_unlock(&domain->lock);

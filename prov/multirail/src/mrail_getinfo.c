@@ -59,6 +59,7 @@ struct offer_terms {
 	struct mrail_offer_caps caps;
 	int mr_mode;
 	uint32_t addr_format;
+	uint32_t api_version;		/* the caller's, echoed in fabric_attr */
 };
 
 static int hints_negotiate(uint32_t version, const struct fi_info *hints,
@@ -67,9 +68,14 @@ static int hints_negotiate(uint32_t version, const struct fi_info *hints,
 	const struct fi_domain_attr *dom = hints ? hints->domain_attr : NULL;
 	const struct fi_tx_attr *tx = hints ? hints->tx_attr : NULL;
 	const struct fi_rx_attr *rx = hints ? hints->rx_attr : NULL;
+	/* comp_order is a 1.x field: 2.x callers "should set it to 0"
+	 * (fi_endpoint(3) of 2.x), so only a 1.x caller's value is checked. */
+	uint64_t tx_comp = tx && version < MRAIL_FI_VERSION_2 ? tx->comp_order : 0;
+	uint64_t rx_comp = rx && version < MRAIL_FI_VERSION_2 ? rx->comp_order : 0;
 	char err[200] = "";
 	int ret;
 
+	terms->api_version = version;
 	ret = mrail_offer_caps(&mrail_offer_prov, hints ? hints->caps : 0,
 			       dom ? dom->caps : 0, tx ? tx->caps : 0,
 			       rx ? rx->caps : 0, &terms->caps, err, sizeof(err));
@@ -81,21 +87,21 @@ static int hints_negotiate(uint32_t version, const struct fi_info *hints,
 		return -FI_ENODATA;
 	}
 	if (tx && (!mrail_offer_order_ok(MRAIL_MSG_ORDER, tx->msg_order) ||
-		   !mrail_offer_order_ok(FI_ORDER_NONE, tx->comp_order))) {
+		   !mrail_offer_order_ok(MRAIL_ORDER_NONE, tx_comp))) {
 		MRAIL_INFO(FI_LOG_CORE, "hints->tx_attr asks for message order "
 			   "%#llx, completion order %#llx; mrail keeps only "
 			   "send-after-send order (FI_ORDER_SAS)\n",
 			   (unsigned long long) tx->msg_order,
-			   (unsigned long long) tx->comp_order);
+			   (unsigned long long) tx_comp);
 		return -FI_ENODATA;
 	}
 	if (rx && (!mrail_offer_order_ok(MRAIL_MSG_ORDER, rx->msg_order) ||
-		   !mrail_offer_order_ok(FI_ORDER_NONE, rx->comp_order))) {
+		   !mrail_offer_order_ok(MRAIL_ORDER_NONE, rx_comp))) {
 		MRAIL_INFO(FI_LOG_CORE, "hints->rx_attr asks for message order "
 			   "%#llx, completion order %#llx; mrail keeps only "
 			   "send-after-send order (FI_ORDER_SAS)\n",
 			   (unsigned long long) rx->msg_order,
-			   (unsigned long long) rx->comp_order);
+			   (unsigned long long) rx_comp);
 		return -FI_ENODATA;
 	}
 	return 0;
@@ -363,7 +369,7 @@ static int info_from_railset(const struct mrail_railset *set,
 
 	info->fabric_attr->name = mrail_railset_join_names(set, true);
 	info->fabric_attr->prov_version = MRAIL_PROV_VERSION;
-	info->fabric_attr->api_version = MRAIL_FI_VERSION;
+	info->fabric_attr->api_version = terms->api_version;
 
 	if (!info->domain_attr->name || !info->fabric_attr->name) {
 		ret = -FI_ENOMEM;

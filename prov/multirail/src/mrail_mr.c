@@ -79,7 +79,10 @@ static int mr_reg_rail(struct mrail_mr *mr, size_t rail)
 	}
 	mr->rail_desc[rail] = fi_mr_desc(mr->rail_mrs[rail]);
 	mr->rail_keys[rail] = fi_mr_key(mr->rail_mrs[rail]);
-	if (mr->rail_keys[rail] != mr->key)
+	/* Only a key peers use is translated: for a region they cannot
+	 * reach, libfabric 2.x's rails give none (FI_KEY_NOTAVAIL). */
+	if (mr->rail_keys[rail] != mr->key &&
+	    (mr->access & (FI_REMOTE_READ | FI_REMOTE_WRITE)))
 		MRAIL_INFO(FI_LOG_MR, "rail %zu (%s@%s) %s: mrail key %#llx is rail "
 			   "key %#llx there, which RMA over this rail must use "
 			   "(key translation)\n", rail + 1, spec->spec.stack, spec->port,
