@@ -9,6 +9,8 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
+#include <time.h>
 
 #include <rdma/fabric.h>
 #include <rdma/fi_atomic.h>
@@ -193,6 +195,16 @@ static inline void mrail_domain_lock(struct mrail_domain *domain)
 {
 	mrail_corelib_thread_enter();
 	pthread_mutex_lock(&domain->lock);
+}
+
+/* The monotonic clock in nanoseconds: what the policy's rail meter, the
+ * reservation timeouts and the CQs' idle spin measure with. */
+static inline uint64_t mrail_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t) ts.tv_sec * 1000000000u + (uint64_t) ts.tv_nsec;
 }
 
 /* One peer in an AV: its address and where each rail's AV put it. */

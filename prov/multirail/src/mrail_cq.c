@@ -13,7 +13,6 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 /* What a CQ keeps beyond struct mrail_cq (which the data path shares):
  * every mrail_cq is the first member of one. */
@@ -147,14 +146,6 @@ int mrail_idle_env(uint64_t *spin_ns)
 	return 0;
 }
 
-static uint64_t idle_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t) ts.tv_sec * 1000000000ULL + (uint64_t) ts.tv_nsec;
-}
-
 static ssize_t mrail_cq_readfrom(struct fid_cq *cq_fid, void *buf, size_t count,
 				 fi_addr_t *src_addr)
 {
@@ -165,7 +156,7 @@ static ssize_t mrail_cq_readfrom(struct fid_cq *cq_fid, void *buf, size_t count,
 	mrail_domain_lock(cq->domain);
 	ret = cq_read_locked(cq, buf, count, src_addr);
 	yield = cq->domain->spin_ns &&
-		mrail_idle_note(&cq->idle, ret != -FI_EAGAIN, idle_now_ns(),
+		mrail_idle_note(&cq->idle, ret != -FI_EAGAIN, mrail_now_ns(),
 				cq->domain->spin_ns);
 	pthread_mutex_unlock(&cq->domain->lock);
 	/* Outside the lock: the thread that runs next may want it. */

@@ -17,7 +17,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "mrail_err.h"
 #include "mrail_reserve.h"
@@ -35,14 +34,6 @@
 /* The first fields a caller's struct must hold: size and mux_policy. */
 #define POLICY_ATTR_MIN_SIZE (2 * sizeof(uint32_t))
 #define POLICY_STATS_MIN_SIZE (2 * sizeof(uint32_t))
-
-static uint64_t monotonic_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t) ts.tv_sec * 1000000000u + (uint64_t) ts.tv_nsec;
-}
 
 /* ---- settings from the environment ---- */
 
@@ -334,7 +325,7 @@ static int policy_apply(struct mrail_ep *ep, const struct fi_mrail_policy_attr *
 					  attr->adaptive_alpha);
 		if (ret)
 			return -FI_EINVAL;
-		mrail_meter_restart(&pol->meter, monotonic_ns());
+		mrail_meter_restart(&pol->meter, mrail_now_ns());
 		pol->select_cursor = 0;
 	}
 	pol->attr = *attr;
@@ -359,7 +350,7 @@ int mrail_policy_init(struct mrail_ep *ep)
 	if (ret)
 		return -FI_EINVAL;
 	ret = mrail_meter_init(&ep->policy.meter, ep->rail_count, window_ns,
-			       monotonic_ns());
+			       mrail_now_ns());
 	if (ret)
 		return -FI_EINVAL;
 	ret = attr_validate(&attr, ep->rail_count);
@@ -688,7 +679,7 @@ void mrail_policy_read_posted(struct mrail_ep *ep, size_t rail, ssize_t ret)
 	}
 	c->tx_ops++;
 	c->reads_in_flight++;
-	mrail_meter_start(&ep->policy.meter, rail, monotonic_ns());
+	mrail_meter_start(&ep->policy.meter, rail, mrail_now_ns());
 }
 
 /*
@@ -714,7 +705,7 @@ void mrail_policy_read_done(struct mrail_ep *ep, size_t rail, uint64_t len, int 
 			    uint64_t ahead)
 {
 	struct mrail_rail_counts *c = &ep->policy.rails[rail];
-	uint64_t now = monotonic_ns();
+	uint64_t now = mrail_now_ns();
 
 	if (c->reads_in_flight)
 		c->reads_in_flight--;

@@ -15,7 +15,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <utlist.h>
 
@@ -40,14 +39,6 @@ struct mrail_rsv_ep {
 	uint8_t cursor;		/* where the next choice of rails starts */
 	uint64_t ignored;	/* stale or duplicate messages */
 };
-
-static uint64_t rsv_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t) ts.tv_sec * 1000000000u + (uint64_t) ts.tv_nsec;
-}
 
 /* core/reserve.h names nodes with 32 bits: the sender key, folded. Both
  * ends fold alike, so they order a conflict alike. */
@@ -256,7 +247,7 @@ void mrail_rsv_begin(struct mrail_ep *ep, struct mrail_rsv_req *req, fi_addr_t p
 	req->active = true;
 	req->waiting = true;
 	req->peer = peer;
-	mrail_rsv_xfer_start(&req->xfer, rsv_now(), MRAIL_RSV_TIMEOUT_NS,
+	mrail_rsv_xfer_start(&req->xfer, mrail_now_ns(), MRAIL_RSV_TIMEOUT_NS,
 			     MRAIL_RSV_MAX_WAIT_NS);
 }
 
@@ -358,7 +349,7 @@ int mrail_rsv_poll(struct mrail_ep *ep, struct mrail_rsv_req *req, uint64_t len,
 			if (rsv->owner[rail] && rsv->owner[rail] != req)
 				others_busy = true;
 		}
-		now = rsv_now();
+		now = mrail_now_ns();
 		switch (mrail_rsv_xfer_next(&req->xfer, free_rails, others_busy,
 					    now, MRAIL_RSV_TIMEOUT_NS)) {
 		case MRAIL_RSV_NEXT_WAIT:
