@@ -23,7 +23,7 @@
 #     read once; FI_RMA's functional test under dynamic and hybrid;
 #   - after each, every rail of every endpoint is FREE again (nothing left
 #     reserved) and at most one reservation answer was late (timeout
-#     warnings; one is scheduling on a loaded machine, more is a fault);
+#     warnings; see reserved_in_time for the one that is tolerated);
 #   - fi_control with bad input: -FI_EINVAL, policy unchanged;
 #   - a bad FI_MRAIL_* value makes fi_getinfo fail, with a warning that
 #     names the variable and the value.
@@ -53,11 +53,14 @@ pair() { # NAME ARGS... (FI_MRAIL_* from the caller's environment)
 # answer is due within 1 s (else the transfer goes on what it was granted,
 # or unreserved, and is still checked byte for byte above). A protocol
 # that stopped answering, or two sides that wait on each other, would make
-# every transfer of the pair late: 8 or more here. One late answer is a
-# process not scheduled for a second on a loaded two-core machine, which
-# is timing, not a fault: it is noted, and a second one fails. Under the
-# sanitizers (MRAIL_SANITIZED=1), where three slowed processes miss the
-# second routinely, late answers are only noted.
+# every transfer of the pair late: 8 or more here. One late answer in a
+# pair is noted and a second one fails. Known, and not yet explained:
+# since CQ reads yield the core after FI_MRAIL_SPIN_US (default 50 us),
+# one answer in a pair runs over 1 s in about three of four runs of this
+# script on a quiet machine (none in four with FI_MRAIL_SPIN_US=0, none in
+# four with the provider from before the yield). Under the sanitizers
+# (MRAIL_SANITIZED=1), where three slowed processes miss the second
+# routinely, late answers are only noted.
 reserved_in_time() { # NAME LOGS...
 	local name=$1 timeouts unreserved first
 	shift
@@ -69,7 +72,7 @@ reserved_in_time() { # NAME LOGS...
 	elif [[ ${MRAIL_SANITIZED:-0} == 1 ]]; then
 		note "$name: $timeouts late reservation answers, $unreserved transfers unreserved under the sanitizers (timing not judged there): $first"
 	elif [[ $timeouts -le 1 && $unreserved -le 1 ]]; then
-		note "$name: one late reservation answer (timing on a loaded machine): $first"
+		note "$name: one late reservation answer (known since the yielding wait, see reserved_in_time): $first"
 		pass "$name: reservations in time but one"
 	else
 		fail "$name: reservations in time" "$timeouts late answers, $unreserved transfers unreserved: $first"
