@@ -162,6 +162,32 @@ static int corelib_private_provider_env(setenv_fn priv_setenv,
 }
 
 /*
+ * Core provider settings mrail changes in the private copy unless the
+ * application set them itself (its value wins).
+ *
+ * FI_OFI_RXM_MSG_RX_SIZE=1024: over tcp, ofi_rxm gives every endpoint a
+ * shared receive queue, by default 4096 bounce buffers posted when the
+ * endpoint is enabled: 70 MiB per endpoint with libfabric 1.17, 134 MiB
+ * with 2.6, and mrail has one such endpoint per rail under every endpoint
+ * of its own. A SHMEM runtime opens an endpoint per context: Sandia
+ * OpenSHMEM's many-ctx test (32 contexts) made each PE touch 4.6 GB and
+ * took 20 s where sockets took 1 s. 1024 buffers fill the one chunk rxm
+ * allocates its buffers in anyway (18 MiB per rail endpoint with 1.17).
+ * Turning the shared queue off (FI_OFI_RXM_USE_SRX=0) would cost less
+ * still (2 MiB per endpoint), but then, with 1.17, the second rail
+ * carried none of fi_mrail_policy's round-robin messages: the policy
+ * found no free transmit buffer on it, every time (not examined further).
+ */
+static const struct {
+	const char *name;
+	const char *value;
+} corelib_rail_defaults[] = {
+	{ "FI_OFI_RXM_MSG_RX_SIZE", "1024" },
+};
+#define RAIL_DEFAULT_COUNT \
+	(sizeof(corelib_rail_defaults) / sizeof(corelib_rail_defaults[0]))
+
+/*
  * The private libc starts out sharing the application's environ array, so a
  * setenv through it would edit the application's environment in place. Give
  * it an array of its own first, then change only what the rails need.
@@ -193,6 +219,9 @@ static int corelib_private_environment(void *handle)
 		name[name_len] = '\0';
 		priv_setenv(name, eq + 1, 1);
 	}
+	for (size_t i = 0; i < RAIL_DEFAULT_COUNT; i++)
+		priv_setenv(corelib_rail_defaults[i].name,
+			    corelib_rail_defaults[i].value, 0);
 
 	return corelib_private_provider_env(priv_setenv, priv_unsetenv);
 }
