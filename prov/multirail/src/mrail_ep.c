@@ -674,16 +674,11 @@ struct mrail_ep *mrail_ep_from_fid(struct fid *fid)
  */
 static void ep_linger(struct mrail_ep *ep)
 {
-	struct timespec start, now;
-	long elapsed_ms;
+	uint64_t deadline_ns = mrail_now_ns() + MRAIL_CLOSE_LINGER_MS * 1000000ULL;
 
-	clock_gettime(CLOCK_MONOTONIC, &start);
 	while (ep->pending_acks || ep->hellos) {
 		mrail_ep_progress(ep);
-		clock_gettime(CLOCK_MONOTONIC, &now);
-		elapsed_ms = (now.tv_sec - start.tv_sec) * 1000 +
-			     (now.tv_nsec - start.tv_nsec) / 1000000;
-		if (elapsed_ms >= MRAIL_CLOSE_LINGER_MS) {
+		if (mrail_now_ns() >= deadline_ns) {
 			MRAIL_WARN(FI_LOG_EP_CTRL, "closing with answers to peers "
 				   "still queued after %d ms: those peers may "
 				   "wait for them\n", MRAIL_CLOSE_LINGER_MS);

@@ -14,7 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <utlist.h>
 
@@ -1085,10 +1084,7 @@ static ssize_t send_eager(struct mrail_ep *ep, const struct iovec *iov, size_t c
 
 static uint64_t first_contact_now_ms(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t) ts.tv_sec * 1000 + (uint64_t) ts.tv_nsec / 1000000;
+	return mrail_now_ns() / 1000000;
 }
 
 /*
