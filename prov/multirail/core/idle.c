@@ -1,22 +1,16 @@
 #include "idle.h"
 
-#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
-#include <stdlib.h>
+
+#include "whole_number.h"
 
 int mrail_idle_parse(const char *text, unsigned *spin_us, char *err,
 		     size_t err_len)
 {
-	unsigned long n;
-	char *end;
+	uint64_t n;
 
-	/* strtoul would take leading spaces and signs. */
-	if (!text || !isdigit((unsigned char) *text))
-		goto bad;
-	errno = 0;
-	n = strtoul(text, &end, 10);
-	if (errno || *end || n > MRAIL_IDLE_SPIN_US_MAX)
+	if (mrail_parse_whole(text, MRAIL_IDLE_SPIN_US_MAX, &n))
 		goto bad;
 	*spin_us = (unsigned) n;
 	return 0;

@@ -2,7 +2,8 @@
 
 #include <errno.h>
 #include <stdio.h>
-#include <stdlib.h>
+
+#include "whole_number.h"
 
 void mrail_live_sent(struct mrail_live_peer *p, bool refused, uint64_t now_ns)
 {
@@ -40,16 +41,11 @@ enum mrail_live_action mrail_live_judge(const struct mrail_live_peer *p,
 int mrail_live_parse_timeout(const char *text, uint64_t *timeout_ns, char *err,
 			     size_t err_len)
 {
-	unsigned long long s;
-	char *end;
+	uint64_t s;
 
-	if (!text || !*text || *text == '-' || *text == '+')
+	if (mrail_parse_whole(text, MRAIL_LIVE_TIMEOUT_MAX_S, &s))
 		goto bad;
-	errno = 0;
-	s = strtoull(text, &end, 10);
-	if (errno || *end || s > MRAIL_LIVE_TIMEOUT_MAX_S)
-		goto bad;
-	*timeout_ns = (uint64_t) s * 1000000000ULL;
+	*timeout_ns = s * 1000000000ULL;
 	return 0;
 bad:
 	snprintf(err, err_len, "'%s' is not a whole number of seconds from 0 (never "

@@ -20,6 +20,7 @@
 
 #include "mrail_err.h"
 #include "mrail_reserve.h"
+#include "whole_number.h"
 
 /* Defaults of the settings no variable gives (fi_mrail(7), POLICIES). */
 #define POLICY_WINDOW_DEFAULT 8
@@ -41,27 +42,26 @@
 static int parse_u64(const char *text, uint64_t min, uint64_t max, uint64_t *out,
 		     char *err, size_t err_len)
 {
-	unsigned long long v;
-	const char *p = text;
-	char *end;
+	char digits[32];
+	size_t start = strspn(text, " \t"), len;
+	uint64_t v;
 
-	while (*p == ' ' || *p == '\t')
-		p++;
-	if (*p < '0' || *p > '9') {
+	len = strlen(text + start);
+	while (len && (text[start + len - 1] == ' ' || text[start + len - 1] == '\t'))
+		len--;
+	if (len >= sizeof(digits)) {
 		mrail_write_err(err, err_len, "'%s' is not a decimal integer", text);
 		return -EINVAL;
 	}
-	errno = 0;
-	v = strtoull(p, &end, 10);
-	while (*end == ' ' || *end == '\t')
-		end++;
-	if (*end || errno) {
+	memcpy(digits, text + start, len);
+	digits[len] = '\0';
+	if (mrail_parse_whole(digits, UINT64_MAX, &v)) {
 		mrail_write_err(err, err_len, "'%s' is not a decimal integer", text);
 		return -EINVAL;
 	}
 	if (v < min || v > max) {
-		mrail_write_err(err, err_len, "%llu is outside %" PRIu64 "..%" PRIu64,
-				v, min, max);
+		mrail_write_err(err, err_len, "%" PRIu64 " is outside %" PRIu64
+				"..%" PRIu64, v, min, max);
 		return -EINVAL;
 	}
 	*out = v;
