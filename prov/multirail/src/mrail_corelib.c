@@ -174,9 +174,9 @@ static int corelib_private_provider_env(setenv_fn priv_setenv,
  * took 20 s where sockets took 1 s. 1024 buffers fill the one chunk rxm
  * allocates its buffers in anyway (18 MiB per rail endpoint with 1.17).
  * Turning the shared queue off (FI_OFI_RXM_USE_SRX=0) would cost less
- * still (2 MiB per endpoint), but then, with 1.17, the second rail
- * carried none of fi_mrail_policy's round-robin messages: the policy
- * found no free transmit buffer on it, every time (not examined further).
+ * still (2 MiB per endpoint), but then, with 1.17, every one of
+ * fi_mrail_policy's round-robin messages went to the first rail (why was
+ * not examined).
  */
 static const struct {
 	const char *name;
