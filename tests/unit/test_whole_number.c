@@ -47,3 +47,18 @@ Test(whole_number, bound_of_zero_and_the_full_range)
 	cr_assert_eq(v, UINT64_MAX - 5);
 	cr_assert_eq(mrail_parse_whole("18446744073709551620", UINT64_MAX, &v), -EINVAL);
 }
+
+Test(whole_number, part_of_a_longer_string)
+{
+	uint64_t v = 9;
+
+	cr_assert_eq(mrail_parse_whole_len(" 42 ", 0, 100, &v), -EINVAL);
+	cr_assert_eq(mrail_parse_whole_len("42 ", 2, 100, &v), 0);
+	cr_assert_eq(v, 42);
+	cr_assert_eq(mrail_parse_whole_len("4x", 2, 100, &v), -EINVAL);
+	cr_assert_eq(v, 42);
+	cr_assert_eq(mrail_parse_whole_len("123", 3, 100, &v), -EINVAL);
+	cr_assert_eq(mrail_parse_whole_len("0000000000000000000000000000000000000005", 40,
+					   100, &v), 0);
+	cr_assert_eq(v, 5);
+}

@@ -8,11 +8,16 @@
 #ifndef MRAIL_WHOLE_NUMBER_H
 #define MRAIL_WHOLE_NUMBER_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /* text: one or more decimal digits, nothing before or after, at most max.
  * Returns 0 with *out set, or -EINVAL (NULL, empty, anything but digits,
  * above max) with *out untouched. */
 int mrail_parse_whole(const char *text, uint64_t max, uint64_t *out);
+
+/* The same for the len characters at text (a part of a longer string). */
+int mrail_parse_whole_len(const char *text, size_t len, uint64_t max,
+			  uint64_t *out);
 
 #endif

@@ -42,20 +42,12 @@
 static int parse_u64(const char *text, uint64_t min, uint64_t max, uint64_t *out,
 		     char *err, size_t err_len)
 {
-	char digits[32];
-	size_t start = strspn(text, " \t"), len;
+	size_t start = strspn(text, " \t"), len = strlen(text + start);
 	uint64_t v;
 
-	len = strlen(text + start);
 	while (len && (text[start + len - 1] == ' ' || text[start + len - 1] == '\t'))
 		len--;
-	if (len >= sizeof(digits)) {
-		mrail_write_err(err, err_len, "'%s' is not a decimal integer", text);
-		return -EINVAL;
-	}
-	memcpy(digits, text + start, len);
-	digits[len] = '\0';
-	if (mrail_parse_whole(digits, UINT64_MAX, &v)) {
+	if (mrail_parse_whole_len(text + start, len, UINT64_MAX, &v)) {
 		mrail_write_err(err, err_len, "'%s' is not a decimal integer", text);
 		return -EINVAL;
 	}
