@@ -1082,11 +1082,6 @@ static ssize_t send_eager(struct mrail_ep *ep, const struct iovec *iov, size_t c
 	return ret;
 }
 
-static uint64_t first_contact_now_ms(void)
-{
-	return mrail_now_ns() / 1000000;
-}
-
 /*
  * A send to a partial entry (a peer named by fi_getinfo(node, service) or
  * a socket address) needs the peer's full address first: the HELLO goes
@@ -1098,7 +1093,7 @@ static uint64_t first_contact_now_ms(void)
  */
 static bool first_contact(struct mrail_ep *ep, fi_addr_t dest)
 {
-	uint64_t deadline = first_contact_now_ms() + MRAIL_FIRST_CONTACT_MS;
+	uint64_t deadline_ns = mrail_now_ns() + MRAIL_FIRST_CONTACT_MS * 1000000ULL;
 	struct mrail_av_peer *peer = mrail_av_get_peer(ep->av, dest);
 
 	if (!peer->hello_sent) {
@@ -1112,7 +1107,7 @@ static bool first_contact(struct mrail_ep *ep, fi_addr_t dest)
 		peer = mrail_av_get_peer(ep->av, dest);
 		if (!peer || !(peer->addr.flags & MRAIL_ADDR_FLAG_PARTIAL))
 			return peer != NULL;
-	} while (first_contact_now_ms() < deadline);
+	} while (mrail_now_ns() < deadline_ns);
 	return false;
 }
 
