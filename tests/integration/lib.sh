@@ -79,6 +79,17 @@ require_root() {
 	fi
 }
 
+# Ends the test with a setup failure unless the tree MRAIL_BUILD names holds
+# the provider and each helper program given (paths).
+require_built() { # program...
+	local build=${MRAIL_BUILD:?set MRAIL_BUILD to a built tree} program
+	[ -f "$build/.libs/libmrail-fi.so" ] ||
+		{ fail setup "no $build/.libs/libmrail-fi.so"; finish; }
+	for program in "$@"; do
+		[ -x "$program" ] || { fail setup "no $program (make in $build)"; finish; }
+	done
+}
+
 _lib_testbed_down() {
 	local rc=$?
 	trap - EXIT INT TERM

@@ -20,8 +20,7 @@ build=${MRAIL_BUILD:?set MRAIL_BUILD to a built tree}
 provider_dir=$build/.libs
 probe=$build/tests/integration/corelib_probe
 lf2_prefix=${MRAIL_LF2_PREFIX:-$TOP/build-lf2/install}
-[ -f "$provider_dir/libmrail-fi.so" ] || { fail setup "no $provider_dir/libmrail-fi.so"; finish; }
-[ -x "$probe" ] || { fail setup "no $probe (make in $build)"; finish; }
+require_built "$probe"
 
 system_lib=$(ldconfig -p | awk '$1 == "libfabric.so.1" { print $NF; exit }')
 other_lib=$lf2_prefix/lib/libfabric.so.1

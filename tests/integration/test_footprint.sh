@@ -24,8 +24,7 @@ require_root
 build=${MRAIL_BUILD:?set MRAIL_BUILD to a built tree}
 provider_dir=$build/.libs
 probe=$build/tests/integration/ep_footprint
-[ -f "$provider_dir/libmrail-fi.so" ] || { fail setup "no $provider_dir/libmrail-fi.so"; finish; }
-[ -x "$probe" ] || { fail setup "no $probe (make in $build)"; finish; }
+require_built "$probe"
 
 testbed_cleanup_on_exit
 "$TESTBED" up --hosts 1 --rails 2 >/dev/null || { fail setup "testbed up failed"; finish; }

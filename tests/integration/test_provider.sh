@@ -15,7 +15,7 @@ build=${MRAIL_BUILD:?set MRAIL_BUILD to a built tree}
 testbed=$here/../../ci/testbed
 provider_dir=$build/.libs
 info_tool=$build/fabtests-ext/fi_mrail_info
-[ -f "$provider_dir/libmrail-fi.so" ] || { fail setup "no $provider_dir/libmrail-fi.so"; finish; }
+require_built
 
 testbed_cleanup_on_exit
 "$testbed" up --hosts 2 --rails 2 >/dev/null || { fail setup "testbed up failed"; finish; }
