@@ -174,15 +174,25 @@ static int corelib_private_provider_env(setenv_fn priv_setenv,
  * took 20 s where sockets took 1 s. 1024 buffers fill the one chunk rxm
  * allocates its buffers in anyway (18 MiB per rail endpoint with 1.17).
  * Turning the shared queue off (FI_OFI_RXM_USE_SRX=0) would cost less
- * still (2 MiB per endpoint), but then, with 1.17, every one of
- * fi_mrail_policy's round-robin messages went to the first rail (why was
- * not examined).
+ * still (2 MiB per endpoint), but see the next one.
+ *
+ * FI_OFI_RXM_CM_PROGRESS_INTERVAL=1000: ofi_rxm 1.17 reads its connection
+ * events at most every 10 ms of CQ polling, on both sides, even while a
+ * connection is being set up (2.x reads them at every poll then). A rail's
+ * connection, started by the first send over it, then took long enough
+ * that sends meant for the second rail were still pushed back, and went on
+ * the first, many messages later: fi_mrail_policy's window pair saw the
+ * second rail carry none of 20 messages in about half its runs with
+ * FI_OFI_RXM_USE_SRX=0, and once in many runs with the defaults. At 1 ms
+ * it passed every run; one event read per millisecond of polling costs
+ * nothing measurable.
  */
 static const struct {
 	const char *name;
 	const char *value;
 } corelib_rail_defaults[] = {
 	{ "FI_OFI_RXM_MSG_RX_SIZE", "1024" },
+	{ "FI_OFI_RXM_CM_PROGRESS_INTERVAL", "1000" },
 };
 #define RAIL_DEFAULT_COUNT \
 	(sizeof(corelib_rail_defaults) / sizeof(corelib_rail_defaults[0]))
