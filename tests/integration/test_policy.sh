@@ -8,8 +8,9 @@
 #     FI_MRAIL_SET_POLICY at run time (GET_POLICY returns what was set);
 #   - striping (the reading side's policy): even, and weighted 3,1 reading
 #     per rail exactly the bytes of mrail_stripe_weighted's split of 1 MiB
-#     messages, by variable and at run time; adaptive and local_dynamic
-#     deliver every byte with shares summing to 1;
+#     messages, by variable and at run time; adaptive (the default, which
+#     both sides report) and local_dynamic deliver every byte with shares
+#     summing to 1;
 #   - dynamic striping (rails reserved at both ends, RSV messages): one
 #     message at a time reads exactly an even split over every rail
 #     (stripe_ratio 1) or each message whole on the rails in turn (ratio 0),
@@ -159,7 +160,19 @@ pair "rr by FI_MRAIL_SET_POLICY after window" -x mux -c 2,6 -P rr -W 4
 FI_MRAIL_POLICY=local_dynamic \
 	pair "local_dynamic messages (data and stats only)" -x mux -c 8,32
 
-pair "even striping (default), 1 MiB" -x stripe -n 2
+FI_MRAIL_STRIPE_POLICY=even \
+	pair "even striping by variable, 1 MiB" -x stripe -n 2
+# The default is adaptive: both sides report it (GET_POLICY), and the data
+# and shares are checked as for adaptive set by variable below.
+if pair "adaptive striping (default), 1 MiB" -x stripe -n 12; then
+	if [[ $(grep -c 'striping adaptive, rail bytes read' "$PAIR_LOGS/server" \
+		"$PAIR_LOGS/client" | awk -F: '{ s += $NF } END { print s }') -ge 1 ]]; then
+		pass "default striping policy is adaptive"
+	else
+		fail "default striping policy is adaptive" "$(grep -h 'striping ' \
+			"$PAIR_LOGS/server" "$PAIR_LOGS/client" | head -2)"
+	fi
+fi
 FI_MRAIL_STRIPE_POLICY=weighted FI_MRAIL_WEIGHTS=3,1 \
 	pair "weighted striping 3,1 by variables, 1 MiB" -x stripe -n 2
 pair "weighted striping 3,1 by FI_MRAIL_SET_POLICY, 1 MiB" -x stripe -n 2 -X weighted -w 3,1

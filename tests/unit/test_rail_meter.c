@@ -29,6 +29,16 @@ static double sample_rate(int rail)
 
 /* ---- the meter alone ---- */
 
+/* Skips every rail's warm-up (tested on its own below), so that a test
+ * measures from its first read. */
+static void warm_up(struct mrail_meter *m, size_t rails)
+{
+	for (size_t r = 0; r < rails; r++) {
+		m->rail[r].warm = true;
+		m->rail[r].warm_until_ns = 0;
+	}
+}
+
 /*
  * Two rails, always busy, each with depth reads queued, served one after
  * another at rate (bytes per second) in reads of len: every window reports
@@ -42,7 +52,7 @@ Test(meter, steady_rates_are_exact_whatever_the_window_edges)
 	struct mrail_meter m;
 	int reports = 0;
 
-	cr_assert_eq(mrail_meter_init(&m, 2, 20 * MS, 0), 0);
+	cr_assert_eq(mrail_meter_init(&m, 2, 20 * MS, 1, 0), 0);
 	for (int r = 0; r < 2; r++) {
 		for (int k = 0; k < 4; k++)
 			mrail_meter_start(&m, (size_t) r, 0);
@@ -84,7 +94,7 @@ Test(meter, a_deeper_queue_does_not_bias_the_rate)
 	double waited[2] = { 0, 0 };
 	int head = 0, reports = 0;
 
-	cr_assert_eq(mrail_meter_init(&m, 2, 20 * MS, 0), 0);
+	cr_assert_eq(mrail_meter_init(&m, 2, 20 * MS, 1, 0), 0);
 	for (int k = 0; k < 8; k++) {
 		mrail_meter_start(&m, 0, 0);
 		posted[k] = 0;
@@ -124,7 +134,7 @@ Test(meter, idle_time_is_not_counted)
 	struct mrail_meter m;
 	int reports = 0;
 
-	cr_assert_eq(mrail_meter_init(&m, 2, 10 * MS, 0), 0);
+	cr_assert_eq(mrail_meter_init(&m, 2, 10 * MS, 1, 0), 0);
 	for (int i = 0; i < 200; i++) {
 		mrail_meter_start(&m, 0, now);
 		mrail_meter_start(&m, 1, now);
@@ -148,7 +158,8 @@ Test(meter, a_stalled_rail_reports_once_its_read_ends_with_all_its_time)
 	struct mrail_meter m;
 	uint64_t now = 0;
 
-	cr_assert_eq(mrail_meter_init(&m, 2, 20 * MS, 0), 0);
+	cr_assert_eq(mrail_meter_init(&m, 2, 20 * MS, 1, 0), 0);
+	warm_up(&m, 2);
 	mrail_meter_start(&m, 1, 0);	/* 1 MiB at 1 MB/s */
 	for (int i = 0; i < 100; i++) {	/* rail 0: 100 KiB per 10 ms */
 		mrail_meter_start(&m, 0, now);
@@ -170,7 +181,8 @@ Test(meter, windows_and_restart)
 	struct mrail_meter m;
 
 	/* No report before the window is over, nor with one rail. */
-	cr_assert_eq(mrail_meter_init(&m, 3, 20 * MS, 1000 * MS), 0);
+	cr_assert_eq(mrail_meter_init(&m, 3, 20 * MS, 1, 1000 * MS), 0);
+	warm_up(&m, 3);
 	mrail_meter_start(&m, 0, 1000 * MS);
 	mrail_meter_start(&m, 2, 1000 * MS);
 	mrail_meter_done(&m, 0, 4096, 1010 * MS);
@@ -204,7 +216,8 @@ Test(meter, windows_and_restart)
 
 	/* Window 0: a report at every completion that leaves two rails
 	 * with something new. */
-	cr_assert_eq(mrail_meter_init(&m, 2, 0, 0), 0);
+	cr_assert_eq(mrail_meter_init(&m, 2, 0, 1, 0), 0);
+	warm_up(&m, 2);
 	mrail_meter_start(&m, 0, 0);
 	mrail_meter_start(&m, 1, 0);
 	mrail_meter_done(&m, 0, 100, 1 * MS);
@@ -213,14 +226,81 @@ Test(meter, windows_and_restart)
 	cr_expect_eq(mrail_meter_take(&m, 2 * MS, samples), 2);
 }
 
+/*
+ * Warm-up: the first read waits 50 ms for the rail's connection and the
+ * three queued behind it end in a burst 1 ms later. None of it is
+ * measured, nor what ends within a window of the first completion; from
+ * then on the rate is exact.
+ */
+Test(meter, the_first_read_and_the_window_after_it_are_not_measured)
+{
+	const uint64_t len = 512 * KIB, each = 4 * MS;	/* 131 MB/s */
+	struct mrail_meter m;
+	uint64_t now;
+	int k;
+
+	cr_assert_eq(mrail_meter_init(&m, 2, 20 * MS, 1, 0), 0);
+	for (k = 0; k < 4; k++) {
+		mrail_meter_start(&m, 0, 0);
+		mrail_meter_start(&m, 1, 0);
+	}
+	mrail_meter_done(&m, 0, len, 50 * MS);
+	mrail_meter_done(&m, 1, len, 50 * MS);
+	for (k = 0; k < 3; k++) {
+		mrail_meter_done(&m, 0, len, 51 * MS);
+		mrail_meter_done(&m, 1, len, 51 * MS);
+	}
+	cr_expect_eq(mrail_meter_take(&m, 51 * MS, samples), 0, "burst measured");
+	/* Steady from here: one read at a time, each taking 4 ms. */
+	for (now = 51 * MS; now < 200 * MS;) {
+		mrail_meter_start(&m, 0, now);
+		mrail_meter_start(&m, 1, now);
+		now += each;
+		mrail_meter_done(&m, 0, len, now);
+		mrail_meter_done(&m, 1, len, now);
+		if (mrail_meter_take(&m, now, samples) == 2) {
+			cr_expect_gt(now, 70 * MS, "reported at %llu ms",
+				      (unsigned long long) (now / MS));
+			cr_expect_float_eq(sample_rate(0), len / (each / 1e9), 1e-6 * len);
+			cr_expect_float_eq(sample_rate(1), len / (each / 1e9), 1e-6 * len);
+		}
+	}
+}
+
+/* A rail reports once it has min_bytes since its last report; until then
+ * its bytes and time carry over, and without two such rails nothing is
+ * reported. */
+Test(meter, a_rail_reports_min_bytes_at_least)
+{
+	struct mrail_meter m;
+
+	cr_assert_eq(mrail_meter_init(&m, 2, 0, 256 * KIB, 0), 0);
+	warm_up(&m, 2);
+	mrail_meter_start(&m, 0, 0);
+	mrail_meter_start(&m, 1, 0);
+	mrail_meter_done(&m, 0, 256 * KIB, 2 * MS);
+	mrail_meter_done(&m, 1, 64 * KIB, 2 * MS);
+	cr_expect_eq(mrail_meter_take(&m, 2 * MS, samples), 0, "rail 1 too little");
+	mrail_meter_start(&m, 1, 2 * MS);
+	mrail_meter_done(&m, 1, 192 * KIB, 6 * MS);
+	cr_assert_eq(mrail_meter_take(&m, 6 * MS, samples), 2);
+	cr_expect_eq(samples[0].bytes, 256 * KIB);
+	cr_expect_float_eq(samples[0].seconds, 0.002, 1e-12);
+	cr_expect_eq(samples[1].bytes, 256 * KIB);
+	cr_expect_float_eq(samples[1].seconds, 0.006, 1e-12);
+	/* min_bytes 0 means 1: any completion counts. */
+	cr_assert_eq(mrail_meter_init(&m, 2, 0, 0, 0), 0);
+	cr_expect_eq(m.min_bytes, 1);
+}
+
 Test(meter, bad_calls_are_refused_or_ignored)
 {
 	struct mrail_meter m;
 
-	cr_expect_eq(mrail_meter_init(NULL, 2, 0, 0), -EINVAL);
-	cr_expect_eq(mrail_meter_init(&m, 0, 0, 0), -EINVAL);
-	cr_expect_eq(mrail_meter_init(&m, MRAIL_MAX_RAILS + 1, 0, 0), -EINVAL);
-	cr_assert_eq(mrail_meter_init(&m, 2, 0, 0), 0);
+	cr_expect_eq(mrail_meter_init(NULL, 2, 0, 1, 0), -EINVAL);
+	cr_expect_eq(mrail_meter_init(&m, 0, 0, 1, 0), -EINVAL);
+	cr_expect_eq(mrail_meter_init(&m, MRAIL_MAX_RAILS + 1, 0, 1, 0), -EINVAL);
+	cr_assert_eq(mrail_meter_init(&m, 2, 0, 1, 0), 0);
 	/* Out of range, or an end with nothing in flight: ignored. */
 	mrail_meter_start(&m, 2, 0);
 	mrail_meter_done(&m, 2, 100, 1);
@@ -305,7 +385,8 @@ static void sim_init(struct sim_stream *s, size_t rails, const double *rate,
 	s->len = MIB;
 	for (size_t i = 0; i < rails; i++)
 		s->rail[i].rate = rate[i];
-	cr_assert_eq(mrail_meter_init(&s->meter, rails, window_ns, 0), 0);
+	cr_assert_eq(mrail_meter_init(&s->meter, rails, window_ns,
+				     MRAIL_METER_MIN_BYTES, 0), 0);
 	cr_assert_eq(mrail_adaptive_init(&s->ad, rails, MRAIL_ADAPTIVE_ALPHA_DEFAULT), 0);
 	for (int i = 0; i < ahead; i++)
 		sim_plan(s);

@@ -528,26 +528,80 @@ Test(adaptive, short_transfers_avoid_a_crawling_rail)
 	cr_expect_eq(per_rail[1], 0);
 }
 
-/* 32 KiB over shares just off even: the aligned split would give one rail
- * 12 KiB, below the minimum, so the transfer goes whole on one rail, and a
- * stream of them still alternates rather than all taking the heavier. */
-Test(adaptive, nearly_even_32k_transfers_alternate)
+/* Shares within MRAIL_ADAPTIVE_EVEN_ENTER of even (100:104 is 0.490 and
+ * 0.510): every transfer is split exactly as even striping splits it, the
+ * first rail in turn, queues or not; 32 KiB goes as two 16 KiB stripes
+ * rather than whole on the heavier rail. */
+Test(adaptive, shares_near_even_split_as_even_striping_does)
 {
 	struct mrail_rail_sample s[2] = {
 		{ .bytes = 100 * MIB, .seconds = 1.0 },
 		{ .bytes = 104 * MIB, .seconds = 1.0 },
 	};
+	static const uint64_t queued[2] = { 0, 24 * KIB };
+	struct mrail_stripe even[MRAIL_MAX_RAILS];
 	struct mrail_adaptive ad;
-	int per_rail[MRAIL_MAX_RAILS] = { 0 };
 
 	cr_assert_eq(mrail_adaptive_init(&ad, 2, 0.0), 0);
 	cr_assert_eq(mrail_adaptive_update(&ad, s, 2), 0);
-	for (int i = 0; i < 100; i++) {
-		cr_assert_eq(mrail_adaptive_plan(&ad, 32 * KIB, 16 * KIB, 4096, out), 1);
-		per_rail[out[0].rail]++;
+	for (int i = 0; i < 40; i++) {
+		uint64_t len = (i % 2 ? 32 * KIB : 3 * MIB + 4096);
+		int n = mrail_stripe_even(len, 2, (size_t) i % 2, 16 * KIB, 4096, even);
+
+		cr_assert_eq(mrail_adaptive_plan_queued(&ad, len, i % 4 ? queued : NULL,
+							16 * KIB, 4096, out), n);
+		for (int k = 0; k < n; k++)
+			expect_stripe(k, even[k].rail, even[k].offset, even[k].len);
 	}
-	cr_expect(per_rail[0] >= 48 && per_rail[0] <= 50, "rail 0 took %d", per_rail[0]);
-	cr_expect_eq(per_rail[0] + per_rail[1], 100);
+}
+
+/* A transfer left whole on one rail takes the least queued rail once the
+ * one in turn has more than two such transfers above it: over rails of
+ * different speed whose shares are still even, the slow rail's queue
+ * grows and the fast one takes the short transfers. */
+Test(adaptive, near_even_short_transfers_avoid_a_rail_far_behind)
+{
+	static const uint64_t close[2] = { 32 * KIB, 0 }, behind[2] = { 32 * KIB + 4096, 0 };
+	struct mrail_adaptive ad;
+
+	cr_assert_eq(mrail_adaptive_init(&ad, 2, 0.5), 0);
+	cr_assert_eq(mrail_adaptive_plan_queued(&ad, 16 * KIB, close, 16 * KIB, 4096, out), 1);
+	expect_stripe(0, 0, 0, 16 * KIB);	/* rail 0's turn, 2 transfers above */
+	cr_assert_eq(mrail_adaptive_plan_queued(&ad, 16 * KIB, close, 16 * KIB, 4096, out), 1);
+	expect_stripe(0, 1, 0, 16 * KIB);
+	cr_assert_eq(mrail_adaptive_plan_queued(&ad, 16 * KIB, behind, 16 * KIB, 4096, out), 1);
+	expect_stripe(0, 1, 0, 16 * KIB);	/* rail 0's turn, but too far behind */
+}
+
+/* Hysteresis: shares that leave the band by more than
+ * MRAIL_ADAPTIVE_EVEN_LEAVE split by the shares, and split evenly again
+ * only once back within MRAIL_ADAPTIVE_EVEN_ENTER; between the two, each
+ * keeps what it did. */
+Test(adaptive, even_splitting_is_left_and_taken_again_with_hysteresis)
+{
+	struct mrail_rail_sample wide[2] = { { 300, 1.0 }, { 100, 1.0 } };
+	struct mrail_rail_sample mid[2] = { { 535, 1.0 }, { 465, 1.0 } };
+	struct mrail_rail_sample near[2] = { { 510, 1.0 }, { 490, 1.0 } };
+	struct mrail_adaptive ad;
+
+	/* Within LEAVE (0.535 < 0.55) from even: still even. */
+	cr_assert_eq(mrail_adaptive_init(&ad, 2, 0.0), 0);
+	cr_assert_eq(mrail_adaptive_update(&ad, mid, 2), 0);
+	cr_assert_eq(mrail_adaptive_plan(&ad, MIB, 16 * KIB, 4096, out), 2);
+	expect_stripe(0, 0, 0, 512 * KIB);
+	/* Out of LEAVE: by the shares, 3:1. */
+	cr_assert_eq(mrail_adaptive_update(&ad, wide, 2), 0);
+	cr_assert_eq(mrail_adaptive_plan(&ad, MIB, 16 * KIB, 4096, out), 2);
+	expect_stripe(0, 0, 0, 768 * KIB);
+	/* Back within LEAVE but not ENTER (0.535 > 0.525): by the shares. */
+	cr_assert_eq(mrail_adaptive_update(&ad, mid, 2), 0);
+	cr_assert_eq(mrail_adaptive_plan(&ad, MIB, 16 * KIB, 4096, out), 2);
+	cr_expect_neq(out[0].len, 512 * KIB);
+	/* Within ENTER: even again. */
+	cr_assert_eq(mrail_adaptive_update(&ad, near, 2), 0);
+	cr_assert_eq(mrail_adaptive_plan(&ad, MIB, 16 * KIB, 4096, out), 2);
+	cr_expect_eq(out[0].len, 512 * KIB);
+	cr_expect_eq(out[1].len, 512 * KIB);
 }
 
 /* ---- adaptive striping over rails with queues ---- */
@@ -573,17 +627,20 @@ Test(adaptive_queued, empty_queues_plan_by_the_shares)
 	}
 }
 
-/* Equal shares, rail 1 half a MiB behind: 1 MiB more ends both queues
- * together if rail 0 takes 768 KiB and rail 1 256 KiB. */
+/* Shares 3:1, rail 1 64 KiB behind: 1 MiB more ends both queues together
+ * if rail 0 takes 816 KiB and rail 1 208 KiB (by the shares alone: 768 and
+ * 256). (Equal shares split evenly and ignore the queues.) */
 Test(adaptive_queued, a_rail_behind_gets_less)
 {
-	static const uint64_t queued[2] = { 0, 512 * KIB };
+	static const uint64_t queued[2] = { 0, 64 * KIB };
+	struct mrail_rail_sample s[2] = { { 300, 1.0 }, { 100, 1.0 } };
 	struct mrail_adaptive ad;
 
-	cr_assert_eq(mrail_adaptive_init(&ad, 2, 0.5), 0);
+	cr_assert_eq(mrail_adaptive_init(&ad, 2, 0.0), 0);
+	cr_assert_eq(mrail_adaptive_update(&ad, s, 2), 0);
 	cr_assert_eq(mrail_adaptive_plan_queued(&ad, MIB, queued, 16 * KIB, 4096, out), 2);
-	expect_stripe(0, 0, 0, 768 * KIB);
-	expect_stripe(1, 1, 768 * KIB, 256 * KIB);
+	expect_stripe(0, 0, 0, 816 * KIB);
+	expect_stripe(1, 1, 816 * KIB, 208 * KIB);
 }
 
 /* A rail whose queue alone ends after the others would have moved the
@@ -592,9 +649,13 @@ Test(adaptive_queued, a_rail_behind_gets_less)
 Test(adaptive_queued, a_rail_far_behind_gets_nothing_and_short_ones_go_first_free)
 {
 	static const uint64_t far[3] = { 4 * MIB, 0, 8 * MIB };
+	struct mrail_rail_sample s[3] = { { 200, 1.0 }, { 100, 1.0 }, { 100, 1.0 } };
 	struct mrail_adaptive ad;
 
-	cr_assert_eq(mrail_adaptive_init(&ad, 3, 0.5), 0);
+	/* Shares 0.5, 0.25, 0.25: rail 0 ends its queue at 8 MiB of the
+	 * total rate, rail 2 at 32, and rail 1 moves 1 MiB by 4. */
+	cr_assert_eq(mrail_adaptive_init(&ad, 3, 0.0), 0);
+	cr_assert_eq(mrail_adaptive_update(&ad, s, 3), 0);
 	cr_assert_eq(mrail_adaptive_plan_queued(&ad, MIB, far, 16 * KIB, 4096, out), 1);
 	expect_stripe(0, 1, 0, MIB);
 	for (int i = 0; i < 4; i++) {
@@ -602,6 +663,16 @@ Test(adaptive_queued, a_rail_far_behind_gets_nothing_and_short_ones_go_first_fre
 							4096, out), 1);
 		expect_stripe(0, 1, 0, 16 * KIB);
 	}
+}
+
+/* Within MRAIL_ADAPTIVE_EVEN_LEAVE of even shares. */
+static bool shares_near_even(const double *share, size_t rails)
+{
+	for (size_t r = 0; r < rails; r++)
+		if (fabs(share[r] - 1.0 / (double) rails) >
+		    MRAIL_ADAPTIVE_EVEN_LEAVE / (double) rails)
+			return false;
+	return true;
 }
 
 /*
@@ -631,6 +702,9 @@ Test(adaptive_queued, random_queues_end_together)
 		cr_assert_eq(mrail_adaptive_init(&ad, rails, 0.0), 0);
 		cr_assert_eq(mrail_adaptive_update(&ad, s, rails), 0);
 		mrail_adaptive_shares(&ad, share);
+		/* Shares near even split evenly (tested above). */
+		if (shares_near_even(share, rails))
+			continue;
 		/* 1-byte minimum stripe and alignment: the split is exact
 		 * up to the weights' integer scale. */
 		n = mrail_adaptive_plan_queued(&ad, len, queued, 1, 1, out);

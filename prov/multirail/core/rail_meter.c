@@ -12,7 +12,7 @@ static uint64_t busy_until(const struct mrail_meter_rail *r, uint64_t now_ns)
 }
 
 int mrail_meter_init(struct mrail_meter *m, size_t rail_count, uint64_t window_ns,
-		     uint64_t now_ns)
+		     uint64_t min_bytes, uint64_t now_ns)
 {
 	if (!m)
 		return -EINVAL;
@@ -21,6 +21,7 @@ int mrail_meter_init(struct mrail_meter *m, size_t rail_count, uint64_t window_n
 		return -EINVAL;
 	m->rail_count = (uint8_t) rail_count;
 	m->window_ns = window_ns;
+	m->min_bytes = min_bytes ? min_bytes : 1;
 	m->window_start_ns = now_ns;
 	return 0;
 }
@@ -68,6 +69,16 @@ void mrail_meter_done(struct mrail_meter *m, size_t rail, uint64_t bytes,
 	}
 	if (!--r->in_flight)
 		r->busy_ns = busy;
+	/* Warm-up (see rail_meter.h): what completes up to one window after
+	 * the first completion is left out of every report, bytes and time. */
+	if (!r->warm) {
+		r->warm = true;
+		r->warm_until_ns = now_ns + m->window_ns;
+	} else if (now_ns >= r->warm_until_ns) {
+		return;
+	}
+	r->told_busy_ns = r->mark_busy_ns;
+	r->told_bytes = r->mark_bytes;
 }
 
 int mrail_meter_take(struct mrail_meter *m, uint64_t now_ns,
@@ -80,16 +91,18 @@ int mrail_meter_take(struct mrail_meter *m, uint64_t now_ns,
 	    now_ns - m->window_start_ns < m->window_ns)
 		return 0;
 	for (i = 0; i < m->rail_count; i++)
-		n += m->rail[i].mark_bytes > m->rail[i].told_bytes;
+		n += m->rail[i].mark_bytes - m->rail[i].told_bytes >= m->min_bytes;
 	if (n < 2)
 		return 0;
 	for (i = 0; i < m->rail_count; i++) {
 		struct mrail_meter_rail *r = &m->rail[i];
 
-		samples[i].bytes = r->mark_bytes - r->told_bytes;
+		samples[i].bytes = 0;
 		samples[i].seconds = 0.0;
-		if (!samples[i].bytes)
+		/* Too little yet: it reports with the next window. */
+		if (r->mark_bytes - r->told_bytes < m->min_bytes)
 			continue;
+		samples[i].bytes = r->mark_bytes - r->told_bytes;
 		samples[i].seconds = (double) (r->mark_busy_ns - r->told_busy_ns) / 1e9;
 		r->told_bytes = r->mark_bytes;
 		r->told_busy_ns = r->mark_busy_ns;

@@ -117,6 +117,7 @@ int mrail_adaptive_init(struct mrail_adaptive *ad, size_t rail_count, double alp
 	ad->alpha = alpha;
 	for (i = 0; i < rail_count; i++)
 		ad->share[i] = 1.0 / (double) rail_count;
+	ad->even = true;
 	return 0;
 }
 
@@ -252,6 +253,53 @@ static void weights_queued(const struct mrail_adaptive *ad, uint64_t len,
 	}
 }
 
+/* Every share within band (a fraction) of an equal one. */
+static bool shares_within(const struct mrail_adaptive *ad, double band)
+{
+	double equal = 1.0 / (double) ad->rail_count;
+	size_t i;
+
+	for (i = 0; i < ad->rail_count; i++)
+		if (fabs(ad->share[i] - equal) > band * equal)
+			return false;
+	return true;
+}
+
+/*
+ * Even striping, as the even policy does it (its minimum stripe rounded up
+ * to align), the first rail in turn. A transfer that goes whole on one rail
+ * takes instead the rail with the least queued when the one in turn has
+ * more than two such transfers above it: over rails of different speed
+ * whose shares have not yet left the band (the meter needs a window or
+ * more), a stream of short transfers would otherwise go at the slow
+ * rail's pace, while the queues show at once which rail keeps up.
+ */
+static int plan_even(struct mrail_adaptive *ad, uint64_t len, const uint64_t *queued,
+		     uint64_t min_stripe, uint64_t align,
+		     struct mrail_stripe out[MRAIL_MAX_RAILS])
+{
+	uint64_t min_even;
+	size_t i, least = 0;
+	int n;
+
+	if (!align || (align & (align - 1)) || !min_stripe ||
+	    min_stripe > UINT64_MAX - (align - 1))
+		return -EINVAL;
+	min_even = (min_stripe + align - 1) & ~(align - 1);
+	n = mrail_stripe_even(len, ad->rail_count, ad->even_next, min_even, align,
+			      out);
+	if (n > 0)
+		ad->even_next = (uint8_t) ((ad->even_next + 1) % ad->rail_count);
+	if (n != 1 || !queued)
+		return n;
+	for (i = 1; i < ad->rail_count; i++)
+		if (queued[i] < queued[least])
+			least = i;
+	if (queued[out[0].rail] - queued[least] > 2 * len)
+		out[0].rail = (uint8_t) least;
+	return n;
+}
+
 int mrail_adaptive_plan_queued(struct mrail_adaptive *ad, uint64_t len,
 			       const uint64_t *queued, uint64_t min_stripe,
 			       uint64_t align, struct mrail_stripe out[MRAIL_MAX_RAILS])
@@ -262,6 +310,10 @@ int mrail_adaptive_plan_queued(struct mrail_adaptive *ad, uint64_t len,
 
 	if (!adaptive_ok(ad))
 		return -EINVAL;
+	ad->even = shares_within(ad, ad->even ? MRAIL_ADAPTIVE_EVEN_LEAVE
+					       : MRAIL_ADAPTIVE_EVEN_ENTER);
+	if (ad->even)
+		return plan_even(ad, len, queued, min_stripe, align, out);
 	for (i = 0; queued && i < ad->rail_count; i++)
 		any_queued |= queued[i] != 0;
 	if (any_queued && len) {

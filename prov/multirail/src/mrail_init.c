@@ -59,8 +59,9 @@ static void mrail_define_params(void)
 			"rails only).");
 	fi_param_define(&mrail_prov, "stripe_policy", FI_PARAM_STRING,
 			"Striping policy: how a large transfer is split over the "
-			"rails. even (default), weighted (FI_MRAIL_WEIGHTS), "
-			"adaptive (shares from measured rail speeds), "
+			"rails. adaptive (default: shares from measured rail "
+			"speeds, even while they measure equal), even, weighted "
+			"(FI_MRAIL_WEIGHTS), "
 			"local_dynamic (idle rails, FI_MRAIL_STRIPE_RATIO), "
 			"dynamic (rails reserved at both ends, "
 			"FI_MRAIL_STRIPE_RATIO), hybrid (whole up to "

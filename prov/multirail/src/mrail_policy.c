@@ -121,7 +121,7 @@ static int attr_from_env(const struct mrail_railset *set,
 			 struct fi_mrail_policy_attr *attr)
 {
 	enum mrail_mux_policy mux = MRAIL_MUX_RR;
-	enum mrail_stripe_policy stripe = MRAIL_STRIPE_EVEN;
+	enum mrail_stripe_policy stripe = MRAIL_STRIPE_ADAPTIVE;
 	char err[MRAIL_ERR_MAX];
 	size_t count;
 	uint64_t v;
@@ -342,7 +342,7 @@ int mrail_policy_init(struct mrail_ep *ep)
 	if (ret)
 		return -FI_EINVAL;
 	ret = mrail_meter_init(&ep->policy.meter, ep->rail_count, window_ns,
-			       mrail_now_ns());
+			       MRAIL_METER_MIN_BYTES, mrail_now_ns());
 	if (ret)
 		return -FI_EINVAL;
 	ret = attr_validate(&attr, ep->rail_count);
