@@ -131,3 +131,17 @@ Test(stripe, random_sizes_tile_the_transfer)
 		cr_assert_lt(out[n - 1].len - out[0].len, (uint64_t) n * align);
 	}
 }
+
+/* The minimum stripe even striping uses: rounded up to the alignment, 0
+ * (refused by mrail_stripe_even) when that overflows or align is 0. */
+Test(stripe, align_up_rounds_to_the_alignment_or_says_0)
+{
+	cr_expect_eq(mrail_stripe_align_up(16384, 4096), 16384);
+	cr_expect_eq(mrail_stripe_align_up(16385, 4096), 20480);
+	cr_expect_eq(mrail_stripe_align_up(1, 4096), 4096);
+	cr_expect_eq(mrail_stripe_align_up(0, 4096), 0);
+	cr_expect_eq(mrail_stripe_align_up(7, 1), 7);
+	cr_expect_eq(mrail_stripe_align_up(UINT64_MAX - 4095, 4096), UINT64_MAX - 4095);
+	cr_expect_eq(mrail_stripe_align_up(UINT64_MAX - 4094, 4096), 0);
+	cr_expect_eq(mrail_stripe_align_up(100, 0), 0);
+}

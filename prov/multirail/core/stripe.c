@@ -34,3 +34,10 @@ int mrail_stripe_even(uint64_t len, size_t rail_count, size_t first_rail,
 	}
 	return (int) stripes;
 }
+
+uint64_t mrail_stripe_align_up(uint64_t v, uint64_t align)
+{
+	if (!align || v > UINT64_MAX - (align - 1))
+		return 0;
+	return (v + align - 1) & ~(align - 1);
+}

@@ -35,4 +35,12 @@ int mrail_stripe_even(uint64_t len, size_t rail_count, size_t first_rail,
 		      uint64_t min_stripe, uint64_t align,
 		      struct mrail_stripe out[MRAIL_MAX_RAILS]);
 
+/*
+ * v rounded up to a multiple of align (a power of two), or 0 when that does
+ * not fit in 64 bits (or align is 0). Even striping keeps min_stripe only
+ * when it is aligned, so callers hand it mrail_stripe_align_up(min_stripe,
+ * align); a 0 there makes mrail_stripe_even refuse with -EINVAL.
+ */
+uint64_t mrail_stripe_align_up(uint64_t v, uint64_t align);
+
 #endif /* MRAIL_STRIPE_H */

@@ -163,10 +163,8 @@ static int plan_probe(uint64_t len, size_t rail_count, const uint32_t *weights,
 	uint64_t probe_len, rest;
 	int n;
 
-	if (min_stripe > UINT64_MAX - (align - 1))
-		return 0;
-	probe_len = (min_stripe + align - 1) & ~(align - 1);
-	if (len <= probe_len)
+	probe_len = mrail_stripe_align_up(min_stripe, align);
+	if (!probe_len || len <= probe_len)
 		return 0;
 	rest = (len - probe_len) & ~(align - 1);
 	if (rest < min_stripe || !rest)
@@ -278,16 +276,11 @@ static int plan_even(struct mrail_adaptive *ad, uint64_t len, const uint64_t *qu
 		     uint64_t min_stripe, uint64_t align,
 		     struct mrail_stripe out[MRAIL_MAX_RAILS])
 {
-	uint64_t min_even;
 	size_t i, least = 0;
 	int n;
 
-	if (!align || (align & (align - 1)) || !min_stripe ||
-	    min_stripe > UINT64_MAX - (align - 1))
-		return -EINVAL;
-	min_even = (min_stripe + align - 1) & ~(align - 1);
-	n = mrail_stripe_even(len, ad->rail_count, ad->even_next, min_even, align,
-			      out);
+	n = mrail_stripe_even(len, ad->rail_count, ad->even_next,
+			      mrail_stripe_align_up(min_stripe, align), align, out);
 	if (n > 0)
 		ad->even_next = (uint8_t) ((ad->even_next + 1) % ad->rail_count);
 	if (n != 1 || !queued)

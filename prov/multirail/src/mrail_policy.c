@@ -596,17 +596,16 @@ int mrail_policy_stripe(struct mrail_ep *ep, uint64_t len,
 			struct mrail_stripe out[MRAIL_MAX_RAILS], uint64_t *ahead)
 {
 	struct mrail_policy *pol = &ep->policy;
-	uint64_t min_even;
 	int ret, i;
 
 	*ahead = 0;
 	switch (pol->attr.stripe_policy) {
 	case MRAIL_STRIPE_EVEN:
-		/* stripe.h keeps min_stripe only when it is aligned. */
-		min_even = (pol->attr.min_stripe + pol->align - 1) & ~(pol->align - 1);
 		ret = mrail_stripe_even(len, ep->rail_count,
 					ep->next_stripe_rail++ % ep->rail_count,
-					min_even, pol->align, out);
+					mrail_stripe_align_up(pol->attr.min_stripe,
+							      pol->align),
+					pol->align, out);
 		break;
 	case MRAIL_STRIPE_WEIGHTED:
 		ret = mrail_stripe_weighted(len, ep->rail_count, pol->attr.weights,
