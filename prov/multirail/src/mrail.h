@@ -310,10 +310,8 @@ int mrail_cq_attach_ep(struct mrail_cq *cq, struct mrail_ep *ep);
  * an entry (caller holds the domain lock). */
 bool mrail_cq_poll_ready(struct mrail_cq *cq);
 void mrail_cq_detach_ep(struct mrail_cq *cq, struct mrail_ep *ep);
-/* One progress round of ep (caller holds the domain lock): reads the rails
- * until one has completions (mrail_ep.c says why); _every_rail reads them
- * all. Returns how many rail completions it handled (0: the rails were
- * idle). */
+/* Drives every rail of ep once (caller holds the domain lock); returns
+ * how many rail completions it handled (0: the rails were idle). */
 size_t mrail_ep_progress(struct mrail_ep *ep);
 size_t mrail_ep_progress_every_rail(struct mrail_ep *ep);
 /* The endpoint's mrail address (every rail), whatever fi_getname's format:

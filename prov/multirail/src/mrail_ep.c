@@ -166,9 +166,10 @@ static size_t rail_progress(struct mrail_ep *ep, size_t rail)
  * rails too would stand between that message and the application (two
  * rails, 8-byte ping-pong: 1.18 x the bare core's latency, 1.10 x with this
  * order, medians of 7 alternating runs). A round that finds nothing still
- * reads every rail, and a busy rail cannot keep the others from being read:
- * the next round starts after it. every_rail reads them all regardless
- * (a peek, or a statistics snapshot: what the rails have delivered).
+ * reads every rail, and a
+ * busy rail cannot keep the others from being read: the next round starts
+ * after it. every_rail reads them all regardless (a statistics snapshot
+ * counts what the rails have already delivered).
  */
 static size_t ep_progress(struct mrail_ep *ep, bool every_rail)
 {

@@ -32,8 +32,8 @@ static void tagged_peek(struct mrail_ep *ep, const struct fi_msg_tagged *msg,
 		.src = FI_ADDR_NOTAVAIL,
 	};
 
-	/* What has reached any rail by now is what a peek can find. */
-	mrail_ep_progress_every_rail(ep);
+	/* What has reached the rails by now is what a peek can find. */
+	mrail_ep_progress(ep);
 	found = mrail_match_peek(ep->tagq, &probe);
 	if (!found) {
 		entry.err = FI_ENOMSG;
