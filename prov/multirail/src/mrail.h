@@ -313,7 +313,6 @@ void mrail_cq_detach_ep(struct mrail_cq *cq, struct mrail_ep *ep);
 /* Drives every rail of ep once (caller holds the domain lock); returns
  * how many rail completions it handled (0: the rails were idle). */
 size_t mrail_ep_progress(struct mrail_ep *ep);
-size_t mrail_ep_progress_every_rail(struct mrail_ep *ep);
 /* The endpoint's mrail address (every rail), whatever fi_getname's format:
  * what a HELLO carries. */
 int mrail_ep_full_name(struct mrail_ep *ep, void *addr, size_t *addrlen);

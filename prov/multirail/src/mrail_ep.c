@@ -168,21 +168,19 @@ static size_t rail_progress(struct mrail_ep *ep, size_t rail)
  * order, medians of 7 alternating runs). A round that finds nothing still
  * reads every rail, and a
  * busy rail cannot keep the others from being read: the next round starts
- * after it. every_rail reads them all regardless (a statistics snapshot
- * counts what the rails have already delivered).
+ * after it.
  */
-static size_t ep_progress(struct mrail_ep *ep, bool every_rail)
+size_t mrail_ep_progress(struct mrail_ep *ep)
 {
-	size_t i, rail, found, done = 0;
+	size_t i, rail, done = 0;
 
 	if (!ep->enabled)
 		return 0;
-	for (i = 0; i < ep->rail_count && (every_rail || !done); i++) {
+	for (i = 0; i < ep->rail_count && !done; i++) {
 		rail = (ep->poll_first + i) % ep->rail_count;
-		found = rail_progress(ep, rail);
-		if (found && !done)
+		done = rail_progress(ep, rail);
+		if (done)
 			ep->poll_first = (rail + 1) % ep->rail_count;
-		done += found;
 	}
 	/* Collective signals first: they must not wait behind bulk work. */
 	if (ep->coll)
@@ -197,16 +195,6 @@ static size_t ep_progress(struct mrail_ep *ep, bool every_rail)
 		mrail_msg_retry_strangers(ep);
 	mrail_liveness_progress(ep);
 	return done;
-}
-
-size_t mrail_ep_progress(struct mrail_ep *ep)
-{
-	return ep_progress(ep, false);
-}
-
-size_t mrail_ep_progress_every_rail(struct mrail_ep *ep)
-{
-	return ep_progress(ep, true);
 }
 
 /*

@@ -745,26 +745,13 @@ static int control_set_policy(struct mrail_ep *ep,
 	return policy_apply(ep, &attr, false);
 }
 
-/* Passes over the rails a statistics snapshot makes at most before it is
- * taken (each handles up to a CQ batch per rail). */
-#define POLICY_STATS_DRAIN_PASSES 64
-
 static int control_get_stats(struct mrail_ep *ep, struct fi_mrail_stats *arg)
 {
 	struct fi_mrail_stats stats;
 	size_t size;
-	int pass;
 
 	if (!arg || arg->size < POLICY_STATS_MIN_SIZE)
 		return -FI_EINVAL;
-	/* A progress round ends at the first rail with completions: what
-	 * the rails have delivered is read now (until a pass over every rail
-	 * finds nothing, a bounded number of passes), so that a transfer
-	 * that completed shows nothing in flight. */
-	for (pass = 0; pass < POLICY_STATS_DRAIN_PASSES; pass++) {
-		if (!mrail_ep_progress_every_rail(ep))
-			break;
-	}
 	stats_fill(ep, &stats);
 	size = arg->size < sizeof(stats) ? arg->size : sizeof(stats);
 	stats.size = (uint32_t) size;
