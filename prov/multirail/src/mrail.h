@@ -498,7 +498,6 @@ struct mrail_ep {
 	bool tx_shared;
 	struct mrail_stx *stx;
 	size_t rail_count;
-	size_t poll_first;	/* the rail a progress round reads first */
 	uint64_t rail_mr_mode[MRAIL_MAX_RAILS];
 	struct fid_ep *rail_eps[MRAIL_MAX_RAILS];
 	struct fid_cq *rail_cqs[MRAIL_MAX_RAILS];
