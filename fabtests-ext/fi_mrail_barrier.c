@@ -35,7 +35,9 @@
  *            before it enters; the others enter at once. Every other rank
  *            prints the mean time from rank 0's entry to its own exit.
  * Each rank prints one line "fi_mrail_barrier: rank R test T mode M N n
- * value V us" (rank 0 prints -1 for skew). Exit 0 on success.
+ * value V us" (rank 0 prints -1 for skew), and for lat a second one,
+ * "... switches S per barrier": the context switches of the process, all
+ * its threads, per timed barrier. Exit 0 on success.
  *
  *   fi_mrail_barrier -F N:US,N:US,...
  *
@@ -53,6 +55,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -304,17 +307,34 @@ static void barrier(void)
 
 /* ---- tests ---- */
 
+/* Context switches of the whole process (all its threads) so far. */
+static uint64_t context_switches(void)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_SELF, &ru))
+		ctl_die("getrusage", errno);
+	return (uint64_t) ru.ru_nvcsw + (uint64_t) ru.ru_nivcsw;
+}
+
+/* lat: the process's context switches per timed barrier, the wake-ups a
+ * sleeping barrier costs (each one is microseconds of its latency). */
+static double lat_switches;
+
 static double test_lat(unsigned iters)
 {
-	uint64_t t0;
+	uint64_t t0, s0;
 	unsigned i;
 
 	for (i = 0; i < WARMUP; i++)
 		barrier();
+	s0 = context_switches();
 	t0 = now_ns();
 	for (i = 0; i < iters; i++)
 		barrier();
-	return (double) (now_ns() - t0) / iters / 1000.0;
+	t0 = now_ns() - t0;
+	lat_switches = (double) (context_switches() - s0) / iters;
+	return (double) t0 / iters / 1000.0;
 }
 
 /* The mean of (barrier start to its end) minus (the computation alone,
@@ -466,6 +486,10 @@ int main(int argc, char **argv)
 	barrier();
 	printf(PROG ": rank %u test %s mode %s N %u value %.2f us\n", rank, test,
 	       offload ? "offload" : "host", n_ranks, value);
+	if (!strcmp(test, "lat"))
+		printf(PROG ": rank %u test lat mode %s N %u switches %.2f per "
+		       "barrier\n", rank, offload ? "offload" : "host", n_ranks,
+		       lat_switches);
 	if (offload) {
 		fi_close(&mc->fid);
 		fi_close(&av_set->fid);

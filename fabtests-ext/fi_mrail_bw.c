@@ -30,7 +30,11 @@
  * "T_MS GBIT" every MS milliseconds: the end of the interval since the
  * stream started and the payload completed in it, in Gbit/s, after a
  * "# ..." line giving the stream's start on the realtime clock (so that a
- * script can place other events on the same time line).
+ * script can place other events on the same time line). *
+ * With -R N (a baseline for a bare provider), each side opens N endpoints
+ * of the provider, the stream's k-th message goes on endpoint k mod N, the
+ * answers on the first, and every poll reads every endpoint's CQ: a
+ * multirail layer over that provider at its simplest.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -608,6 +612,7 @@ static int bw_parse_args(int argc, char **argv, struct bw_opts *o)
 	int opt, ret;
 
 	bench_opts_init(&o->common, BW_DEFAULT_SIZES, BW_DEFAULT_PORT);
+	o->common.striped_tag = BW_DATA_TAG;
 	o->window = BW_DEFAULT_WINDOW;
 	while ((opt = getopt(argc, argv, BENCH_COMMON_OPTS "W:w:thri:I:")) != -1) {
 		ret = bench_parse_opt(&o->common, opt, optarg);

@@ -13,6 +13,11 @@
  * trip in microseconds: mean, median, minimum and maximum. Sizes above the
  * max_msg_size of either side are skipped, and the report says so. A
  * benchmark: it measures and asserts nothing about speed.
+ *
+ * With -R N (a baseline for a bare provider), each side opens N endpoints
+ * of the provider, sends and receives round trip k's messages on endpoint
+ * k mod N, and reads every endpoint's CQ on each poll: the least a
+ * multirail layer over that provider pays per message.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -268,6 +273,7 @@ static int pp_parse_args(int argc, char **argv, struct pp_opts *o)
 	int opt, ret;
 
 	bench_opts_init(&o->common, PP_DEFAULT_SIZES, PP_DEFAULT_PORT);
+	o->common.striped_tag = PP_TAG;
 	while ((opt = getopt(argc, argv, BENCH_COMMON_OPTS "w:h")) != -1) {
 		ret = bench_parse_opt(&o->common, opt, optarg);
 		if (ret <= 0) {

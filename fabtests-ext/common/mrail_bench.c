@@ -47,7 +47,9 @@ const char bench_common_usage[] =
 	"              power-of-two ranges, suffixes k m g (e.g. 8,64k,1m)\n"
 	"  -n ITERS    iterations per size\n"
 	"  -T          tagged messages (fi_tsend/fi_trecv)\n"
-	"  -o FORMAT   text (default), csv, or kv (RESULT key=value lines)\n";
+	"  -o FORMAT   text (default), csv, or kv (RESULT key=value lines)\n"
+	"  -R N        a baseline: N endpoints of the provider, the data\n"
+	"              messages sent on them in turn (default 1)\n";
 
 static void bench_perror(const struct bench *b, const char *what, int ret)
 {
@@ -79,6 +81,7 @@ void bench_opts_init(struct bench_opts *o, const char *default_sizes,
 	o->prov = "mrail";
 	o->port = default_port;
 	o->format = BENCH_FORMAT_TEXT;
+	o->rails = 1;
 	/* The defaults are the tools' own constants: they always parse. */
 	bench_parse_sizes(default_sizes, o->sizes, &o->nsizes);
 }
@@ -212,6 +215,15 @@ int bench_parse_opt(struct bench_opts *o, int opt, const char *arg)
 			fprintf(stderr, "-o %s: expected text, csv or kv\n", arg);
 			return -FI_EINVAL;
 		}
+		return 0;
+	case 'R':
+		if (bench_parse_size(arg, &value) || !value ||
+		    value > BENCH_MAX_RAILS) {
+			fprintf(stderr, "-R %s: expected 1 to %d endpoints\n", arg,
+				BENCH_MAX_RAILS);
+			return -FI_EINVAL;
+		}
+		o->rails = value;
 		return 0;
 	}
 	return 1;
@@ -348,7 +360,7 @@ static int bench_oob_recv(struct bench *b, void *buf, size_t len)
 	int ret;
 
 	while (len) {
-		if (b->cq) {
+		if (b->nrails) {
 			ret = bench_progress(b);
 			if (ret < 0)
 				return ret;
@@ -359,7 +371,7 @@ static int bench_oob_recv(struct bench *b, void *buf, size_t len)
 			return -FI_ETIMEDOUT;
 		}
 		/* Without a CQ to read there is nothing to spin for. */
-		if (poll(&pfd, 1, b->cq ? 0 : 100) != 1)
+		if (poll(&pfd, 1, b->nrails ? 0 : 100) != 1)
 			continue;
 		n = recv(b->sock, p, len, MSG_DONTWAIT);
 		if (n == 0) {
@@ -455,9 +467,9 @@ static int bench_check_peer_options(struct bench *b, const struct bench_opts *o,
 	size_t len, their_len, i;
 	int ret;
 
-	len = (size_t) snprintf(ours, sizeof(ours), "%s -p %s -n %zu%s %s -S ",
-				b->prog, o->prov, o->iters, o->tagged ? " -T" : "",
-				tool_options);
+	len = (size_t) snprintf(ours, sizeof(ours), "%s -p %s -n %zu -R %zu%s %s -S ",
+				b->prog, o->prov, o->iters, o->rails,
+				o->tagged ? " -T" : "", tool_options);
 	for (i = 0; i < o->nsizes && len < sizeof(ours); i++)
 		len += (size_t) snprintf(ours + len, sizeof(ours) - len, "%s%zu",
 					 i ? "," : "", o->sizes[i]);
@@ -514,7 +526,7 @@ out:
 	return ret;
 }
 
-static int bench_open_endpoint(struct bench *b)
+static int bench_open_rail(struct bench *b, struct bench_rail *r)
 {
 	struct fi_cq_attr cq_attr = {
 		.format = FI_CQ_FORMAT_TAGGED,
@@ -524,54 +536,54 @@ static int bench_open_endpoint(struct bench *b)
 	struct fi_av_attr av_attr = { .type = FI_AV_TABLE, .count = 1 };
 	int ret;
 
-	ret = fi_fabric(b->info->fabric_attr, &b->fabric, NULL);
+	ret = fi_fabric(b->info->fabric_attr, &r->fabric, NULL);
 	if (ret) {
 		bench_perror(b, "fi_fabric", ret);
 		return ret;
 	}
-	ret = fi_domain(b->fabric, b->info, &b->domain, NULL);
+	ret = fi_domain(r->fabric, b->info, &r->domain, NULL);
 	if (ret) {
 		bench_perror(b, "fi_domain", ret);
 		return ret;
 	}
-	ret = fi_av_open(b->domain, &av_attr, &b->av, NULL);
+	ret = fi_av_open(r->domain, &av_attr, &r->av, NULL);
 	if (ret) {
 		bench_perror(b, "fi_av_open", ret);
 		return ret;
 	}
-	ret = fi_cq_open(b->domain, &cq_attr, &b->cq, NULL);
+	ret = fi_cq_open(r->domain, &cq_attr, &r->cq, NULL);
 	if (ret) {
 		bench_perror(b, "fi_cq_open", ret);
 		return ret;
 	}
-	ret = fi_endpoint(b->domain, b->info, &b->ep, NULL);
+	ret = fi_endpoint(r->domain, b->info, &r->ep, NULL);
 	if (ret) {
 		bench_perror(b, "fi_endpoint", ret);
 		return ret;
 	}
-	ret = fi_ep_bind(b->ep, &b->av->fid, 0);
+	ret = fi_ep_bind(r->ep, &r->av->fid, 0);
 	if (ret) {
 		bench_perror(b, "fi_ep_bind (AV)", ret);
 		return ret;
 	}
-	ret = fi_ep_bind(b->ep, &b->cq->fid, FI_TRANSMIT | FI_RECV);
+	ret = fi_ep_bind(r->ep, &r->cq->fid, FI_TRANSMIT | FI_RECV);
 	if (ret) {
 		bench_perror(b, "fi_ep_bind (CQ)", ret);
 		return ret;
 	}
-	ret = fi_enable(b->ep);
+	ret = fi_enable(r->ep);
 	if (ret)
 		bench_perror(b, "fi_enable", ret);
 	return ret;
 }
 
-static int bench_exchange_addresses(struct bench *b)
+static int bench_exchange_addresses(struct bench *b, struct bench_rail *r)
 {
 	char ours[BENCH_MAX_NAME_LEN], theirs[BENCH_MAX_NAME_LEN];
 	size_t our_len = sizeof(ours), their_len;
 	int ret;
 
-	ret = fi_getname(&b->ep->fid, ours, &our_len);
+	ret = fi_getname(&r->ep->fid, ours, &our_len);
 	if (ret) {
 		bench_perror(b, "fi_getname", ret);
 		return ret;
@@ -579,12 +591,33 @@ static int bench_exchange_addresses(struct bench *b)
 	ret = bench_oob_swap(b, ours, our_len, theirs, &their_len, sizeof(theirs));
 	if (ret)
 		return ret;
-	ret = fi_av_insert(b->av, theirs, 1, &b->peer, 0, NULL);
+	ret = fi_av_insert(r->av, theirs, 1, &r->peer, 0, NULL);
 	if (ret != 1) {
 		bench_perror(b, "fi_av_insert of the peer's address",
 			     ret < 0 ? ret : -FI_EINVAL);
 		return ret < 0 ? ret : -FI_EINVAL;
 	}
+	return 0;
+}
+
+/* Each rail is counted as soon as it exists, so bench_close closes what
+ * a failure left half open. */
+static int bench_open_rails(struct bench *b, const struct bench_opts *o)
+{
+	struct bench_rail *r;
+	int ret;
+
+	while (b->nrails < o->rails) {
+		r = &b->rails[b->nrails++];
+		ret = bench_open_rail(b, r);
+		if (!ret)
+			ret = bench_exchange_addresses(b, r);
+		if (ret)
+			return ret;
+	}
+	b->ep = b->rails[0].ep;
+	b->peer = b->rails[0].peer;
+	b->striped_tag = o->striped_tag;
 	return 0;
 }
 
@@ -612,6 +645,12 @@ int bench_open(struct bench *b, const struct bench_opts *o,
 	b->prog = prog;
 	b->sock = -1;
 	b->is_server = !o->server;
+	/* Before the peer is waited for: a usage error, said at once. */
+	if (o->rails > 1 && o->rma) {
+		fprintf(stderr, "%s: -R %zu: the by-hand baseline stripes messages "
+			"only, not RMA\n", prog, o->rails);
+		return -FI_EINVAL;
+	}
 	ret = bench_oob_open(b, o);
 	if (ret)
 		return ret;
@@ -621,10 +660,7 @@ int bench_open(struct bench *b, const struct bench_opts *o,
 	ret = bench_getinfo(b, o);
 	if (ret)
 		goto err;
-	ret = bench_open_endpoint(b);
-	if (ret)
-		goto err;
-	ret = bench_exchange_addresses(b);
+	ret = bench_open_rails(b, o);
 	if (ret)
 		goto err;
 	ret = bench_agree_max_msg_size(b);
@@ -642,25 +678,27 @@ err:
 
 void bench_close(struct bench *b)
 {
-	if (b->ep)
-		fi_close(&b->ep->fid);
-	if (b->cq)
-		fi_close(&b->cq->fid);
-	if (b->av)
-		fi_close(&b->av->fid);
-	if (b->domain)
-		fi_close(&b->domain->fid);
-	if (b->fabric)
-		fi_close(&b->fabric->fid);
+	struct bench_rail *r;
+
+	while (b->nrails) {
+		r = &b->rails[--b->nrails];
+		if (r->ep)
+			fi_close(&r->ep->fid);
+		if (r->cq)
+			fi_close(&r->cq->fid);
+		if (r->av)
+			fi_close(&r->av->fid);
+		if (r->domain)
+			fi_close(&r->domain->fid);
+		if (r->fabric)
+			fi_close(&r->fabric->fid);
+		memset(r, 0, sizeof(*r));
+	}
 	if (b->info)
 		fi_freeinfo(b->info);
 	if (b->sock >= 0)
 		close(b->sock);
 	b->ep = NULL;
-	b->cq = NULL;
-	b->av = NULL;
-	b->domain = NULL;
-	b->fabric = NULL;
 	b->info = NULL;
 	b->sock = -1;
 }
@@ -674,7 +712,7 @@ int bench_mr_reg(struct bench *b, void *buf, size_t len, uint64_t access,
 	uint64_t mode = b->info->domain_attr->mr_mode;
 	int ret;
 
-	ret = fi_mr_reg(b->domain, buf, len, access, 0, requested_key, 0, mr, NULL);
+	ret = fi_mr_reg(b->rails[0].domain, buf, len, access, 0, requested_key, 0, mr, NULL);
 	if (ret) {
 		fprintf(stderr, "%s: fi_mr_reg of %zu bytes (key %#" PRIx64 "): %s\n",
 			b->prog, len, requested_key, fi_strerror(-ret));
@@ -694,27 +732,24 @@ int bench_mr_reg(struct bench *b, void *buf, size_t len, uint64_t access,
 
 /* ------------------------------------------------------------ data transfer */
 
-int bench_progress(struct bench *b)
+static int bench_read_rail(struct bench *b, struct bench_rail *r)
 {
 	struct fi_cq_tagged_entry comp[BENCH_CQ_BATCH];
 	struct fi_cq_err_entry err = { 0 };
 	ssize_t n, i;
 
-	n = fi_cq_read(b->cq, comp, BENCH_CQ_BATCH);
-	if (n == -FI_EAGAIN) {
-		if (b->progress_hook)
-			b->progress_hook(b, b->progress_arg);
+	n = fi_cq_read(r->cq, comp, BENCH_CQ_BATCH);
+	if (n == -FI_EAGAIN)
 		return 0;
-	}
 	if (n == -FI_EAVAIL) {
-		if (fi_cq_readerr(b->cq, &err, 0) < 0) {
+		if (fi_cq_readerr(r->cq, &err, 0) < 0) {
 			bench_perror(b, "fi_cq_readerr", -FI_EOTHER);
 			return -FI_EOTHER;
 		}
 		fprintf(stderr, "%s: error completion of a %s: %s (provider: %s)\n",
 			b->prog, (err.flags & FI_RECV) ? "receive" : "send",
 			fi_strerror(err.err),
-			fi_cq_strerror(b->cq, err.prov_errno, err.err_data, NULL, 0));
+			fi_cq_strerror(r->cq, err.prov_errno, err.err_data, NULL, 0));
 		return err.err ? -err.err : -FI_EOTHER;
 	}
 	if (n < 0) {
@@ -729,9 +764,23 @@ int bench_progress(struct bench *b)
 		if (comp[i].op_context)
 			((struct bench_ctx *) comp[i].op_context)->busy = false;
 	}
+	return (int) n;
+}
+
+int bench_progress(struct bench *b)
+{
+	int ret, total = 0;
+	size_t i;
+
+	for (i = 0; i < b->nrails; i++) {
+		ret = bench_read_rail(b, &b->rails[i]);
+		if (ret < 0)
+			return ret;
+		total += ret;
+	}
 	if (b->progress_hook)
 		b->progress_hook(b, b->progress_arg);
-	return (int) n;
+	return total;
 }
 
 /*
@@ -821,32 +870,50 @@ static const char *bench_post_name(const struct bench_post_args *a)
 	}
 }
 
-static ssize_t bench_post_once(struct bench *b, const struct bench_post_args *a,
+static ssize_t bench_post_once(const struct bench_rail *r,
+			       const struct bench_post_args *a,
 			       struct bench_ctx *ctx)
 {
 	switch (a->op) {
 	case BENCH_SEND:
 		return a->tagged ?
-		       fi_tsend(b->ep, a->buf, a->len, NULL, b->peer, a->tag, ctx) :
-		       fi_send(b->ep, a->buf, a->len, NULL, b->peer, ctx);
+		       fi_tsend(r->ep, a->buf, a->len, NULL, r->peer, a->tag, ctx) :
+		       fi_send(r->ep, a->buf, a->len, NULL, r->peer, ctx);
 	case BENCH_RECV:
 		return a->tagged ?
-		       fi_trecv(b->ep, a->buf, a->len, NULL, b->peer, a->tag, 0, ctx) :
-		       fi_recv(b->ep, a->buf, a->len, NULL, b->peer, ctx);
+		       fi_trecv(r->ep, a->buf, a->len, NULL, r->peer, a->tag, 0, ctx) :
+		       fi_recv(r->ep, a->buf, a->len, NULL, r->peer, ctx);
 	default:
-		return fi_write(b->ep, a->buf, a->len, NULL, b->peer, a->raddr,
+		return fi_write(r->ep, a->buf, a->len, NULL, r->peer, a->raddr,
 				a->key, ctx);
 	}
+}
+
+/*
+ * -R: the k-th striped send and the k-th striped receive both go to rail
+ * k mod N, so the peer's k-th receive of that tag is posted where the k-th
+ * message arrives, and each rail keeps its messages in order.
+ */
+static struct bench_rail *bench_post_rail(struct bench *b,
+					  const struct bench_post_args *a)
+{
+	uint64_t *turn;
+
+	if (b->nrails == 1 || a->op == BENCH_WRITE || a->tag != b->striped_tag)
+		return &b->rails[0];
+	turn = a->op == BENCH_SEND ? &b->striped_sends : &b->striped_recvs;
+	return &b->rails[(*turn)++ % b->nrails];
 }
 
 static int bench_post(struct bench *b, const struct bench_post_args *a,
 		      struct bench_ctx *ctx)
 {
+	struct bench_rail *rail = bench_post_rail(b, a);
 	struct bench_watch watch = { 0 };
 	ssize_t ret;
 
 	for (;;) {
-		ret = bench_post_once(b, a, ctx);
+		ret = bench_post_once(rail, a, ctx);
 		if (ret != -FI_EAGAIN)
 			break;
 		/* The provider's queue is full: completions free it. */

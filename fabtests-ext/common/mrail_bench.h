@@ -26,8 +26,10 @@
 #include <rdma/fi_endpoint.h>
 
 #define BENCH_MAX_SIZES		64
+/* -R: at most this many endpoints striped by hand. */
+#define BENCH_MAX_RAILS		8
 /* Options every benchmark takes; a tool appends its own to this. */
-#define BENCH_COMMON_OPTS	"p:E:S:n:To:"
+#define BENCH_COMMON_OPTS	"p:E:S:n:To:R:"
 
 enum bench_format {
 	BENCH_FORMAT_TEXT,	/* one human-readable line per size */
@@ -51,6 +53,17 @@ struct bench_opts {
 	 * handles them); FI_MR_LOCAL is not, so no local buffer needs one.
 	 */
 	bool rma;
+	/*
+	 * -R N: the baseline a naive multirail layer would be over a bare
+	 * provider. The harness opens N endpoints of the provider (each with
+	 * its own fabric, domain, AV and CQ, as mrail opens its rails), reads
+	 * every CQ on each progress call, and sends and receives the messages
+	 * tagged striped_tag on them in turn, k-th on endpoint k mod N; every
+	 * other message goes on the first. 1 (the default): one endpoint.
+	 * Messages only: a tool that does RMA refuses N > 1.
+	 */
+	size_t rails;
+	uint64_t striped_tag;	/* set by the tool: its data messages' tag */
 };
 
 /*
@@ -63,17 +76,30 @@ struct bench_ctx {
 	bool busy;
 };
 
-struct bench {
-	const char *prog;	/* prefixes every message */
-	bool is_server;
-	int sock;
-	struct fi_info *info;
+/* One endpoint of the provider and what it needs of its own. */
+struct bench_rail {
 	struct fid_fabric *fabric;
 	struct fid_domain *domain;
 	struct fid_av *av;
 	struct fid_cq *cq;
 	struct fid_ep *ep;
+	fi_addr_t peer;		/* the peer's endpoint of the same index */
+};
+
+struct bench {
+	const char *prog;	/* prefixes every message */
+	bool is_server;
+	int sock;
+	struct fi_info *info;
+	struct bench_rail rails[BENCH_MAX_RAILS];
+	size_t nrails;		/* opened so far */
+	/* The first rail's, for tools that drive the endpoint themselves. */
+	struct fid_ep *ep;
 	fi_addr_t peer;
+	/* -R: the data messages posted so far, to pick the next rail. */
+	uint64_t striped_tag;
+	uint64_t striped_sends;
+	uint64_t striped_recvs;
 	/* The smaller of the two sides' ep_attr->max_msg_size. */
 	size_t max_msg_size;
 	/* Completions read so far, by direction. */
@@ -132,8 +158,8 @@ void bench_close(struct bench *b);
 /* ---- data transfer ---- */
 
 /*
- * Reads the CQ once, counting what it finds in tx_done and rx_done and
- * handing the completed operations' contexts back (busy = false).
+ * Reads every rail's CQ once, counting what it finds in tx_done and
+ * rx_done and handing the completed operations' contexts back (busy = false).
  * Returns how many completions it read, or a negative error (an error
  * completion is reported and returned as its error).
  */
@@ -150,7 +176,8 @@ int bench_wait(struct bench *b, const uint64_t *counter, uint64_t target);
 int bench_wait_ctx(struct bench *b, const struct bench_ctx *ctx);
 
 /*
- * Post with fi_send/fi_tsend (fi_recv/fi_trecv), retrying -FI_EAGAIN.
+ * Post with fi_send/fi_tsend (fi_recv/fi_trecv), retrying -FI_EAGAIN, on
+ * the next rail in turn if tag is the striped tag, else on the first.
  * ctx must not be busy; it is until the operation completes.
  */
 int bench_post_send(struct bench *b, bool tagged, const void *buf, size_t len,

@@ -1,7 +1,8 @@
 #!/bin/bash
 # The benchmarks run and report, briefly, between two emulated hosts over
 # mrail with 2 tcp;ofi_rxm rails: fi_mrail_pingpong and fi_mrail_bw, with
-# messages and tagged messages, must finish and print one parseable RESULT
+# messages and tagged messages (also as the by-hand baseline, -R, over
+# several endpoints), must finish and print one parseable RESULT
 # line per size, with a half round trip and a bandwidth above zero. A size
 # above the provider's max_msg_size must be reported, measured or skipped.
 # The text and csv outputs parse too, and two sides started with different
@@ -121,6 +122,16 @@ run_check "bw, messages, 2 rails" "$bw_tool" gbit_per_s 8,16384 -n 200 -W 16 -w 
 run_check "bw, tagged, 2 rails, 1 MiB measured or skipped" "$bw_tool" gbit_per_s \
 	16384,1048576 -T -n 40 -W 8 -w 2
 
+# -R N, the by-hand baseline: the bare core stack's N endpoints, the data
+# messages on each in turn; every completion is counted, so a message that
+# went to an endpoint whose peer had no receive posted would hang the run.
+run_check "pingpong, tagged, bare core by hand over 2 endpoints (-R 2)" "$pp_tool" \
+	median_us 8,4096 -T -n 20 -w 2 -p 'tcp;ofi_rxm' -R 2
+run_check "bw, messages, bare core by hand over 3 endpoints (-R 3)" "$bw_tool" \
+	gbit_per_s 8,65536 -n 200 -W 16 -w 4 -p 'tcp;ofi_rxm' -R 3
+run_check "bw, tagged, mrail by hand over 2 endpoints (-R 2)" "$bw_tool" \
+	gbit_per_s 16384 -T -n 200 -W 16 -w 4 -R 2
+
 # RMA writes (-r): the server checks every slot written, so a run that
 # passes moved the data; an odd size and one above the inline limit.
 run_check "bw, RMA writes, 2 rails, data checked" "$bw_tool" gbit_per_s \
@@ -154,6 +165,18 @@ elif grep -q 'not tagged' "$logs/rT.err"; then
 else
 	fail "bw -r -T" "$(head -2 "$logs/rT.err" | paste -sd ';' -)"
 fi
+
+# The by-hand baseline covers messages only, and at most 8 endpoints.
+for bad in "-r -R 2" "-R 9" "-R 0"; do
+	# shellcheck disable=SC2086 # the options are meant to split
+	if "$bw_tool" $bad 198.18.1.1 2>"$logs/R.err"; then
+		fail "bw $bad" "accepted"
+	elif grep -q -- '-R' "$logs/R.err"; then
+		pass "bw $bad refused: $(head -1 "$logs/R.err")"
+	else
+		fail "bw $bad" "$(head -2 "$logs/R.err" | paste -sd ';' -)"
+	fi
+done
 
 # The text line ci/main-job reads, and csv with a row per size under a header.
 pair bw_text "$bw_tool" -S 16k -n 100
