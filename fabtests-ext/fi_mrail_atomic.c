@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * fi_mrail_atomic: functional test of FI_ATOMIC between processes.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * fi_mrail_av: functional test of mrail's fabric, domain and address vector
  * against a real peer address.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * fi_mrail_barrier: barrier benchmark, one process per rank.
  *
@@ -41,8 +42,8 @@
  *
  *   fi_mrail_barrier -F N:US,N:US,...
  *
- * fits seed 002's model T = T_init + (ceil(log2 N) - 1) * T_trig + T_adj to
- * the samples by least squares (core/barrier_model.c) and prints the
+ * fits the model of Yu et al. (2003, section 8),
+ * T = T_init + (ceil(log2 N) - 1) * T_trig + T_adj, to the samples by least squares (core/barrier_model.c) and prints the
  * intercept T_init + T_adj, the slope T_trig, r^2 and T at N = 1024.
  */
 #include <errno.h>

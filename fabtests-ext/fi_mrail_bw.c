@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * fi_mrail_bw: streaming bandwidth between two hosts, in fabtests' style.
  *

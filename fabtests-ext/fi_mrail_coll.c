@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * fi_mrail_coll: mrail's collectives (fi_av_set, fi_join_collective,
  * fi_barrier, fi_broadcast, fi_allreduce) across N processes.

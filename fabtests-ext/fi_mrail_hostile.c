@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * fi_mrail_hostile: a peer that breaks the mrail wire protocol must cost the
  * receiver one error completion per bad message, never a crash, and mrail

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * fi_mrail_info: shows the rails mrail found on this host and the address of
  * each, decoded from the endpoint address mrail advertises.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * fi_mrail_msg: functional test of send/receive and tagged messaging over an
  * FI_EP_RDM endpoint of any provider, between two processes.

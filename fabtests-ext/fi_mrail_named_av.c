@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * fi_mrail_named_av: functional test of named AVs (fi_av_attr.name,
  * FI_SHARED_AV) shared by processes of one host, as fabtests'

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * fi_mrail_objs: functional test of mrail's counters, CQ wait objects,
  * event queues, memory registration, fi_trywait, poll sets, scalable

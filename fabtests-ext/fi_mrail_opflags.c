@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * fi_mrail_opflags: operation flags of an RDM endpoint, between two hosts,
  * in fabtests' style.

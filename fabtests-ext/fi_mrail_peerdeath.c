@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * fi_mrail_peerdeath: a peer that dies gives errors, never a hang; a peer
  * that lives but makes no progress is not taken for dead.

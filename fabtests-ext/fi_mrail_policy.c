@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * fi_mrail_policy: functional test of mrail's rail policies through
  * fi_control (rdma/fi_ext_mrail.h) between two processes.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * fi_mrail_progress: functional test of counters bound to an endpoint and of
  * FI_PROGRESS_AUTO, between two processes (two hosts of the emulated

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * fi_mrail_shared: functional test of shared transmit and receive contexts
  * (fi_stx_context, fi_srx_context) in one process: four endpoints of one

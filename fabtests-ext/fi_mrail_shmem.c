@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * fi_mrail_shmem: a SHMEM-style program over mrail, one process per rank.
  *

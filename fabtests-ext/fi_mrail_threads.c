@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * fi_mrail_threads: many application threads on one FI_THREAD_SAFE
  * endpoint and one CQ at once.

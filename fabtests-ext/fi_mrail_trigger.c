@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * fi_mrail_trigger: functional test of triggered operations (FI_TRIGGER
  * with FI_TRIGGER_THRESHOLD) and deferred work (FI_QUEUE_WORK,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * mrail_bench: the harness of fi_mrail_bw and fi_mrail_pingpong; see
  * mrail_bench.h for what it does and how it reports failures.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * mrail_bench: the harness the libfabric-level benchmarks share
  * (fi_mrail_bw, fi_mrail_pingpong).

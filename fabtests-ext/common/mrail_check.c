@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * mrail_check: counted checks for the functional tests (see mrail_check.h).
  */

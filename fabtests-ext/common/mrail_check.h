@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * mrail_check: how the functional tests (fi_mrail_objs, fi_mrail_progress,
  * fi_mrail_opflags, fi_mrail_rma) count and report their checks. Every

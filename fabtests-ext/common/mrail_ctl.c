@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include "mrail_ctl.h"
 
 #include <errno.h>

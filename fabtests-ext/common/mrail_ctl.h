@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * mrail_ctl: the TCP control connection two fabtests-ext programs use to
  * swap endpoint names and to order their steps, outside the fabric under

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * mpi_bw: MPI bandwidth and latency between ranks 0 and 1.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * mpi_coll: an MPI collective correctness suite, for running MPI over
  * mrail (or any libfabric provider, through Open MPI's mtl ofi).

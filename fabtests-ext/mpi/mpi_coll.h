@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * mpi_coll: shared declarations of the MPI collective correctness suite.
  * The driver (failure records, watchdog, verdict lines) is mpi_p2p's, in

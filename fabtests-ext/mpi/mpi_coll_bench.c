@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * mpi_coll_bench: time of MPI_Allreduce and MPI_Alltoall against message
  * size, on all ranks of MPI_COMM_WORLD.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * mpi_coll: one function per collective, each run blocking or as its MPI_I*
  * form completed with MPI_Wait. Every element sent is a function of the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * mpi_osc: an MPI one-sided (RMA) correctness suite, for running Open MPI's
  * osc rdma over mrail (through btl ofi).

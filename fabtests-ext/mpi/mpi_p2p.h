@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * mpi_p2p: shared declarations of the MPI point-to-point correctness suite.
  *

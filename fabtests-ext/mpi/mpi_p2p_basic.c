@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * mpi_p2p: sends and receives with known partners and wildcards —
  * blocking, MPI_Sendrecv, windows of non-blocking requests completed three

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * mpi_p2p: payload patterns, failure recording and the checks every
  * sub-test uses, and the driver that runs sub-tests and prints their

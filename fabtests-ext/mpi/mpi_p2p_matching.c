@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * mpi_p2p: matching beyond a posted receive — probes and matched probes,
  * unexpected-message storms, non-overtaking order, truncation and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * mpi_stress: all-to-all point-to-point traffic among every rank for a
  * fixed time, for running MPI over mrail (or any libfabric provider,

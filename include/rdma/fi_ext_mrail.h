@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * mrail: libfabric multirail provider - public extension header.
  *
@@ -130,7 +131,7 @@ struct fi_mrail_rail_stats {
 	uint32_t reserved;		/* 0 */
 };
 
-/* A rail's reservation state under the dynamic policies (seed 000 Alg. 3). */
+/* A rail's reservation state under the dynamic policies (Coll et al. 2001, Algorithm 3). */
 enum fi_mrail_rail_state {
 	FI_MRAIL_RAIL_FREE = 0,
 	FI_MRAIL_RAIL_RESERVED = 1,	/* our request to send is outstanding */

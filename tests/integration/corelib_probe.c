@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Loads the libfabric named on the command line by its path, the way a
  * program built against a libfabric outside the search path does (a 2.x in

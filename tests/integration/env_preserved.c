@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * mrail opens its rails through a private libfabric with an environment of
  * its own. This checks that doing so leaves the application's environment

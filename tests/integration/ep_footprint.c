@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * How much memory an enabled endpoint costs: opens one fabric, domain, AV
  * and CQ, then N RDM endpoints (each bound and enabled, none connected),

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 # shellcheck shell=bash
 # tests/integration/lib_mpi.sh - running MPI programs on the testbed, for
 # the MPI integration tests; sourced after lib.sh, with MRAIL_BUILD set and

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # FI_ATOMIC between emulated hosts over mrail's rails, executed by mrail at
 # the target. fi_mrail_atomic runs every op on every datatype the valid
 # calls accept (plain, fetch, compare; 1 and 5 elements; every call of each

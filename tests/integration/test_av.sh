@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # Fabric, domain and address vector over the rails of emulated hosts: a peer's
 # address from another host inserts into every rail's AV (fi_mrail_av checks
 # lookup, straddr, batches, removal and refusals), and peers whose rails

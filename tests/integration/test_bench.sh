@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # The benchmarks run and report, briefly, between two emulated hosts over
 # mrail with 2 tcp;ofi_rxm rails: fi_mrail_pingpong and fi_mrail_bw, with
 # messages and tagged messages (also as the by-hand baseline, -R, over

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # The build system as a user meets it: configure's message when libfabric is
 # missing, where make install puts the provider for libfabric's own prefix and
 # for any other, and that libfabric loads it from there.

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # Collectives across emulated hosts: fi_mrail_coll with N processes (2 to
 # 16, powers of two and not) spread round-robin over 2 to 4 hosts with two
 # rails, for every barrier algorithm (FI_MRAIL_BARRIER): join, barriers with

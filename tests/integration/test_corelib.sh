@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # mrail's private libfabric (mrail_corelib.c) is the very file the
 # application loaded, not the first libfabric.so.1 on the search path, with
 # two libfabrics installed: Debian's (the search path finds it) and a 2.x

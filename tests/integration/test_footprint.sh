@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # What one enabled mrail endpoint costs in memory with the defaults. mrail
 # sizes ofi_rxm's shared receive queue down in its private libfabric
 # (FI_OFI_RXM_MSG_RX_SIZE=1024 unless the application set it; see

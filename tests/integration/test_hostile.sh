@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # A hostile peer: fi_mrail_hostile's client opens the rails' core providers
 # itself and sends the mrail server on another emulated host malformed rail
 # messages (bad headers, bad RTS descriptors and ACKs, HELLO, duplicate and

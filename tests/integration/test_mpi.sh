@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # The MPI point-to-point suite (fabtests-ext/mpi/mpi_p2p) under Debian's Open
 # MPI, through its mtl ofi, across 2 and 4 emulated hosts with 2 rails: once
 # over the bare core provider tcp;ofi_rxm on rail 0 (the baseline, which

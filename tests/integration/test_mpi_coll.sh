@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # The MPI collective suite (fabtests-ext/mpi/mpi_coll) under Debian's Open
 # MPI, through its mtl ofi, on 2, 4 and 8 emulated hosts with 1 and 2 ranks
 # per host (ranks round-robin over the hosts; with 2 per host, two endpoints

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # The MPI stress run (fabtests-ext/mpi/mpi_stress) under Debian's Open MPI,
 # through its mtl ofi, on 4 emulated hosts with 2 ranks each (8 ranks,
 # round-robin over the hosts, two endpoints per host on the same rail

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # Eager messages and tagged messages between emulated hosts over mrail's
 # rails: fi_mrail_msg checks data byte for byte, completion fields and exact
 # completion counts, ordering of unexpected messages, truncation, and one

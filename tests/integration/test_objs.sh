@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # Counters, CQ wait objects, event queues, memory registration,
 # fi_trywait, poll sets, scalable endpoints, every operation table (full,
 # unsupported calls -FI_ENOSYS), fi_getinfo's answers to hints and the

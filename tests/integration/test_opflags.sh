@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # Integration test of operation flags: fi_control FI_GETOPSFLAG and
 # FI_SETOPSFLAG, and FI_DELIVERY_COMPLETE (eager and rendezvous, messages
 # and tagged) across two emulated hosts, on two tcp rails and on a tcp rail

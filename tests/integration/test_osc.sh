@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # The MPI one-sided suite (fabtests-ext/mpi/mpi_osc) under Debian's Open MPI
 # 4.1, through osc rdma and btl ofi, across 2 and 4 emulated hosts over mrail
 # with two tcp;ofi_rxm rails, and on 2 hosts with a tcp;ofi_rxm and a

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # A peer that dies gives errors, never a hang: fi_mrail_peerdeath with
 # FI_MRAIL_PEER_TIMEOUT=3 between two emulated hosts (a live peer silent for
 # 6 s is not taken for dead; a rendezvous in flight to a peer that exits

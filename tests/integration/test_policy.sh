@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # mrail's rail policies between emulated hosts, checked exactly through
 # FI_MRAIL_GET_STATS on both sides by fi_mrail_policy (every message also
 # checked byte for byte):

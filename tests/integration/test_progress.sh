@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # Counters bound to endpoints and FI_PROGRESS_AUTO between two emulated
 # hosts over two rails: fi_mrail_progress checks exact counter values
 # (every user send and receive counted once, eager and rendezvous, inject

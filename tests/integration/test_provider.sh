@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # The provider on a 2-host, 2-rail emulated cluster: loading, listing, rail
 # configuration in every accepted form, and a clear refusal of every invalid
 # FI_MRAIL_RAILS.

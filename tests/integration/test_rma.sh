@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # FI_RMA between emulated hosts over mrail's rails: fi_mrail_rma runs every
 # RMA operation (write, writev, writemsg, inject_write, writedata,
 # inject_writedata, read, readv, readmsg) at sizes 0 B to 8 MiB, a write

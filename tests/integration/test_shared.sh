@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # Shared transmit and receive contexts: fi_mrail_shared in one process
 # (four endpoints on one fi_stx_context, two senders to two receivers that
 # share one fi_srx_context, one AV; unexpected and expected messages) on 2

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # A SHMEM-style program over mrail on 4 emulated hosts with 2 rails:
 # fi_mrail_shmem ranks put blocks into each other's symmetric heaps with
 # FI_DELIVERY_COMPLETE, meet in mrail's counter-chained fi_barrier, and check

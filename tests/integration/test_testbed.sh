@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # shellcheck disable=SC2317 # helpers below run through check and retry
 # Integration test of the emulated cluster (ci/testbed): building, reaching
 # hosts, rail failures, shaping, loss, teardown and mpirun across hosts.

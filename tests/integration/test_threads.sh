@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # FI_THREAD_SAFE under load: fi_mrail_threads runs 8 client threads on one
 # mrail endpoint and one CQ at once (fi_inject_write, fi_write, large
 # striped writes, fi_read, fi_atomic FI_SUM on per-thread and shared words,

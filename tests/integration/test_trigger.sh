@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # Triggered operations and deferred work across two emulated hosts:
 # fi_mrail_trigger (thresholds, threshold order, chains of writes, sends,
 # atomics and reads, FI_INJECT, errors, cancel, a triggered receive, a reply

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Unit tests of core/addr_codec.c: the mrail address blob is exchanged
  * between hosts, so the decoder is fed every malformed form and a stream of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Unit tests of core/atomic.c: the validity table of every (kind, op,
  * datatype) against a table written out by hand here, the lengths and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Which AV entry speaks for a peer inserted more than once (core/av_alias.c).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The shared table of a named AV (core/av_shm.c), on plain memory: what a
  * writer publishes a reader reads byte for byte, and a region or slot that

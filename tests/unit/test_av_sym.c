@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Unit tests of core/av_sym.c: the nodes and services of fi_av_insertsym
  * ranges.

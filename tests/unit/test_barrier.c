@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Unit tests of core/barrier.c. The heart is a discrete-event simulator of
  * n processes (n = 1..64) running the schedules exactly as counter-triggered

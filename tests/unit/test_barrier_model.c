@@ -1,5 +1,6 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * Unit tests of core/barrier_model.c: the least-squares fit of seed 002's
+ * Unit tests of core/barrier_model.c: the least-squares fit of Yu et al.'s (2003)
  * T = T_init + (ceil(log2 N) - 1) * T_trig + T_adj on exact data, on data
  * with fixed-seed noise, and its refusals.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Unit tests of core/coll.c and the COLL codec of core/wire.c: AV set
  * lists, ranks and group ids, the broadcast tree, and whole collectives

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Unit tests of core/ep_alias.c: an alias inherits its parent's flags,
  * one named side is replaced (not OR'ed), the other kept; both sides,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * First contact (core/first_contact.c): what a send does before its data,
  * and which HELLOs are answered.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * When a polling caller gives its core away (core/idle.c), on a simulated
  * clock.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Unit tests of core/mrail_ip.c: numeric addresses, masks and subnets.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * When mrail gives up on a peer (core/liveness.c), on a simulated clock.
  */

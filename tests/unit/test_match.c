@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Unit tests of core/match.c: the matching rules of fi_msg(3) and
  * fi_tagged(3) one by one, with both queues and their counts checked after

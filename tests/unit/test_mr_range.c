@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Unit tests of core/mr_range.c: named cases at the edges of a region and
  * of the address space, then every combination of small values and of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Unit tests of core/offer.c: every combination of the primary
  * capabilities and of the secondary ones asked of a provider set like

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Unit tests of core/policy.c: the multiplexing policies' exact pick
  * sequences, the local-dynamic rule under random loads, Select_Tx_NICs, the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Unit tests of core/rail_config.c: FI_MRAIL_RAILS parsing.
  */

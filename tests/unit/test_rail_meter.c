@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Unit tests of core/rail_meter.c: service rates from bytes over busy time,
  * on a simulated clock. First the meter alone (exact rates whatever the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Unit tests of core/rail_select.c over simulated interface tables and
  * simulated provider offers.

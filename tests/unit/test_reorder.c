@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Unit tests of core/reorder.c: arrivals in every order a small window
  * allows, long random streams checked against an independent count of what

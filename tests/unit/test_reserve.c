@@ -1,6 +1,7 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * Unit tests of core/reserve.c, the endpoint-reserving protocol of seed 000
- * (Algorithms 2-5): single transitions, stale and bogus messages, and a
+ * Unit tests of core/reserve.c, the endpoint-reserving protocol of Coll et al.
+ * 2001 (Algorithms 2-5): single transitions, stale and bogus messages, and a
  * small simulator of several nodes exchanging control messages over per-link
  * FIFO queues, delivered in an order drawn from a fixed-seed generator. It
  * replays Fig. 2's three-NIC cycle (exactly one winner, the counters moving

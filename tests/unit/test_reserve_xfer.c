@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Unit tests of core/reserve_xfer.c, a transfer's account of its rail
  * reservations, with a simulated clock: it asks, waits, goes on what it was

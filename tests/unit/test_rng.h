@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * A fixed-seed xorshift64 generator for randomized unit tests: the same
  * "random" stream on every run, so a failure always reproduces.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Unit tests of core/stripe.c: exact splits for chosen sizes, the minimum
  * stripe rule, rotation of the first rail, argument checks, and random sizes

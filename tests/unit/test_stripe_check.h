@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Shared by the striping tests: the stripes a call wrote to out, checked
  * one by one against what the test computed by hand.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Unit tests of core/stripe_policy.c: weighted striping's exact splits, its
  * minimum-stripe and alignment rules on random inputs, and adaptive striping

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Unit tests of core/trigger.c, the FI_TRIGGER_THRESHOLD queue of
  * fi_trigger(3): threshold order (also when the counter jumps), posting

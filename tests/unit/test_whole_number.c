@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* mrail_parse_whole: digits only, bounded, nothing else. */
 #include <criterion/criterion.h>
 #include <errno.h>

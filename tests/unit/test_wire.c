@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Unit tests of core/wire.c: every mrail message comes from a peer, so the
  * decoders are fed each rule broken on its own, every truncation of valid

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The atomic part of the wire codec: ATOMIC and ATOMIC_RESP headers, the
  * atomic descriptor with its operand and compare data, the response and

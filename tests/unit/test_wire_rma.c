@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The RMA part of the wire codec: WRITE, READ_REQ and READ_RESP headers,
  * the RMA descriptor and the READ_RESP grant. Messages are built with the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Unit tests of the RSV op of core/wire.c (op 11): the reservation control
  * messages of dynamic striping, as header and payload, every field checked,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The mrail endpoint address blob (layout in addr_codec.h).
  *

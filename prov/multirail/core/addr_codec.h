@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The mrail endpoint address: a self-describing blob of every rail's core
  * address, returned by fi_getname and inserted into peers' AVs. Everything

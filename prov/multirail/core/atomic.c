@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Atomic operations executed by mrail at the target (see atomic.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Atomic operations as mrail executes them itself at the target (the rails,
  * libfabric 1.17's tcp;ofi_rxm, have none): which (kind, op, datatype)

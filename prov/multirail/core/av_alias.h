@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * One peer, several AV entries: which entry speaks for the peer?
  *

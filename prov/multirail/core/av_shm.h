@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The table behind a named (shared) AV: one region of shared memory that
  * the process creating the AV writes and other processes on the node read.

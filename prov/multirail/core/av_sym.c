@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Names of fi_av_insertsym ranges (see av_sym.h).
  */

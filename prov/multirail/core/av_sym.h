@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * fi_av_insertsym names a range of peers by a first node and a first
  * service: "10.1.1.1" and "5000" with counts 2 and 2 mean 10.1.1.1:5000,

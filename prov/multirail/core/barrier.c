@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include "barrier.h"
 #include "mrail_err.h"
 

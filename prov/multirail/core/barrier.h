@@ -1,5 +1,6 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * Barrier schedules for counter-triggered chains (seed 002: the host starts
+ * Barrier schedules for counter-triggered chains (Yu et al. 2003: the host starts
  * the barrier once, the network side fires each next message itself).
  *
  * A schedule is what one rank r of n does, as a list of steps. Step k is one

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Seed 002's barrier latency model, T = T_init + (ceil(log2 N) - 1) * T_trig
  * + T_adj, fitted by least squares to measured (N, T) samples and used to

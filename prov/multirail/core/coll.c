@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include "coll.h"
 #include "atomic.h"
 #include "mrail_err.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Collectives (fi_collective(3)) as mrail runs them: the pure part.
  *

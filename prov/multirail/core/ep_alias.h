@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The default operation flags of an endpoint alias (fi_ep_alias,
  * fi_endpoint(3)). An alias differs from its endpoint only by the flags

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * First contact between two endpoints: what a send must do before its data
  * goes out, and what a received HELLO asks for in return.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * When a polling caller that keeps finding nothing gives its core away.
  *

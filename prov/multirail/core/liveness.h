@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Peer liveness: when does an endpoint give up on a peer?
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The matching engine: pairs posted receives with arriving messages the way
  * fi_msg(3) and fi_tagged(3) define it. A receive takes the oldest matching

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Memory region bounds and permissions (see mr_range.h). Every comparison
  * is between differences that cannot wrap: addr + len is never computed.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Bounds and permission checks of a registered memory region, as the
  * target of an RMA operation decides them (mrail_rma.c): does an access [addr, addr + len) stay inside a region of

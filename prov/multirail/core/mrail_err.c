@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include "mrail_err.h"
 
 #include <stdio.h>

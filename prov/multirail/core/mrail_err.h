@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Error sentences for the caller-provided buffers of core/ functions.
  */

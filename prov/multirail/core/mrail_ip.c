@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * IP addresses and subnets as plain values (see mrail_ip.h).
  *

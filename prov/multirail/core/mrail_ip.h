@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * IP addresses and subnets as plain values, so that rail selection can be
  * decided and unit-tested without sockets or interfaces.

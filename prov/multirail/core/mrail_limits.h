@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Limits shared by the pure logic in core/ and the libfabric glue in src/.
  * They are part of the documented behaviour (man/fi_mrail.7, "LIMITS").

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * What one fi_getinfo offer of mrail promises, decided from the hints
  * (fi_getinfo(3), fi_domain(3), fi_endpoint(3)): its capability bits, its

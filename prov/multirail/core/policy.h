@@ -1,9 +1,10 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Rail policies: which rail a whole message takes (multiplexing), and the
  * names and parameters of the policies that split one transfer over several
  * rails (striping, see stripe_policy.h and reserve.h).
  *
- * Two knobs, as in seed 003 (4.4): a multiplexing policy for everything sent
+ * Two knobs, as in Liu et al. 2004 (section 4.4): a multiplexing policy for everything sent
  * whole (eager messages, small RMA, control messages) and a striping policy
  * for large transfers (rendezvous data, large RMA). Every decision here is a
  * pure function of a caller-owned state struct and the caller's inputs (local
@@ -29,7 +30,7 @@ enum mrail_mux_policy {
 	MRAIL_MUX_RR = 0,		/* "rr": rails in turn */
 	MRAIL_MUX_WEIGHTED = 1,		/* "weighted": smooth weighted round-robin */
 	MRAIL_MUX_WINDOW = 2,		/* "window": W messages per rail, then the next */
-	MRAIL_MUX_LOCAL_DYNAMIC = 3,	/* "local_dynamic": only idle rails (seed 000 Alg. 1) */
+	MRAIL_MUX_LOCAL_DYNAMIC = 3,	/* "local_dynamic": only idle rails (Coll et al. 2001, Algorithm 1) */
 	MRAIL_MUX_COUNT
 };
 
@@ -108,8 +109,8 @@ int mrail_mux_init(struct mrail_mux *mux, enum mrail_mux_policy policy,
  *            picks each rail is picked exactly its weight times, spread as
  *            evenly as the weights allow (3:1 gives 0 0 1 0, not 0 0 0 1),
  *            the same sequence on every run.
- *  WINDOW:   W consecutive picks of one rail, then W of the next (seed 003
- *            4.4: messages of a window cannot overtake one another).
+ *  WINDOW:   W consecutive picks of one rail, then W of the next (Liu et al.
+ *            2004, 4.4: messages of a window cannot overtake one another).
  *  LOCAL_DYNAMIC: only a rail whose outstanding[rail] is 0 (nothing in
  *            flight locally), the first such rail at or after the one after
  *            the last pick. -EAGAIN when every rail is busy: Alg. 1 waits;
@@ -131,7 +132,7 @@ int mrail_mux_pick_least_loaded(struct mrail_mux *mux, const uint32_t *outstandi
 uint32_t mrail_idle_rails(const uint32_t *outstanding, size_t rail_count);
 
 /*
- * Select_Tx_NICs of seed 000: from the rails set in candidates (bits below
+ * Select_Tx_NICs of Coll et al. 2001: from the rails set in candidates (bits below
  * rail_count), choose k = 1 + floor(ratio * (n - 1) + 0.5) of the n
  * candidates (ratio 0: one rail, 1: all of them), taking them in rail order
  * starting at the first candidate at or after *cursor and wrapping; *cursor

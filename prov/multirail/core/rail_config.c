@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * FI_MRAIL_RAILS parsing (grammar in rail_config.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * FI_MRAIL_RAILS: which rails to open and where each one attaches.
  *

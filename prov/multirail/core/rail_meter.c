@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include "rail_meter.h"
 
 #include <errno.h>

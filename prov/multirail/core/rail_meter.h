@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Rail meter: each rail's service rate, for adaptive striping
  * (stripe_policy.h), measured from the bytes its reads completed and the

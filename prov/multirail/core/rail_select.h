@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Decisions about which local port each rail uses, over plain descriptions of
  * the host's interfaces and of the core providers' offers.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Per-peer delivery order. A sender numbers its EAGER and RTS messages to one
  * peer 0, 1, 2, ...; they may arrive out of order because they travel over

@@ -1,5 +1,6 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * Endpoint-reserving dynamic allocation (seed 000, Algorithms 2-5): before a
+ * Endpoint-reserving dynamic allocation (Coll et al. 2001, Algorithms 2-5): before a
  * large transfer, the sender reserves its own port on a rail and the
  * receiver's port on the same rail, so that each port carries traffic in
  * one direction only; the priority counter of Algorithm 4 breaks the cycles

@@ -1,6 +1,7 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * One transfer's side of endpoint-reserving dynamic striping (seed 000
- * Alg. 2): which rails it asked the peer for, which it holds, and what it
+ * One transfer's side of endpoint-reserving dynamic striping (Coll et al.
+ * 2001, Algorithm 2): which rails it asked the peer for, which it holds, and what it
  * should do next. The per-rail protocol is reserve.h's; this only keeps
  * the transfer's account of it and decides, from a clock the caller
  * passes, when to ask, when to stop waiting, and when to go. Pure.

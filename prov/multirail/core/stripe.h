@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Even striping of one transfer over the rails: which bytes each rail moves.
  * Issue 4 adds weighted and adaptive splits beside this one; the rendezvous

@@ -1,5 +1,6 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * Weighted and adaptive striping (seed 003, 4.4 and 4.5): how many bytes of
+ * Weighted and adaptive striping (Liu et al. 2004, sections 4.4 and 4.5): how many bytes of
  * one transfer each rail moves when the rails are not equally fast. Even
  * striping is stripe.h's mrail_stripe_even; both write the same
  * struct mrail_stripe, so the rendezvous and RMA paths post any of them the
@@ -45,7 +46,7 @@ int mrail_stripe_weighted(uint64_t len, size_t rail_count, const uint32_t *weigh
 			  struct mrail_stripe out[MRAIL_MAX_RAILS]);
 
 /*
- * Adaptive striping (seed 003 4.5, equation 4). The state is each rail's
+ * Adaptive striping (Liu et al. 2004, section 4.5, equation 4). The state is each rail's
  * share of a transfer, fractions summing to 1, starting even. The caller
  * reports, per rail, bytes moved and the time they took; the shares move
  * toward the split that would have made every rail finish together:

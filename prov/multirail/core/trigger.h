@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The pending-operation queue of FI_TRIGGER with FI_TRIGGER_THRESHOLD
  * (fi_trigger(3)): operations armed on one counter fire exactly once, when

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Whole numbers from the environment (FI_MRAIL_SPIN_US,
  * FI_MRAIL_PEER_TIMEOUT, the policies' sizes and windows): decimal digits

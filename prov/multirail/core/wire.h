@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The mrail wire protocol: what one mrail endpoint sends another over a rail.
  * Every rail message carries exactly one mrail message: a fixed header, then
@@ -45,7 +46,7 @@
  *   ATOMIC_RESP  i32 status (0 or a negative errno), u32 reserved zero;
  *          with status 0 then exactly the result bytes of a fetch or
  *          compare atomic (none for a plain one); an error carries none
- *   RSV    a rail reservation message (seed 000 Alg. 2-4, core/reserve.h),
+ *   RSV    a rail reservation message (Coll et al. 2001, Algorithms 2-4; core/reserve.h),
  *          about the rail it travels on; from is the header's sender key,
  *          to is the receiver. No seq, no req_id, no credit:
  *            0  u8   type (enum mrail_rsv_msg_type: RTS 0 .. ACK 4)

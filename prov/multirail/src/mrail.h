@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * mrail provider: declarations shared by the libfabric objects in src/.
  */

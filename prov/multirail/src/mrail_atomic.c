@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * FI_ATOMIC, executed by mrail itself at the target.
  *

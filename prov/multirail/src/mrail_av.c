@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Address vector: a peer's mrail address names one core address per rail;
  * inserting it inserts each into that rail's core AV. Each peer remembers

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * AV sets (fi_av_set(3)): an ordered list of an AV's addresses, local to
  * this process, from which fi_join_collective makes a collective group.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Named AVs: the shared table another process on the node reads
  * (core/av_shm.h has its layout and rules). The process that creates a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Counter: a success count and an error count, guarded by the domain lock.
  * The data path bumps them (mrail_cntr_inc, mrail_cntr_inc_err) as

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Collectives (fi_collective(3)): fi_join_collective, fi_barrier,
  * fi_broadcast, fi_allreduce and fi_query_collective.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * mrail provider: what it needs from libfabric's public headers that not
  * every supported release (1.17 to 2.x) offers in the same form.

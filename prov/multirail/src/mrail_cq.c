@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Completion queue: user completions, one per user operation, formatted on
  * read in whichever fi_cq_format the application chose.

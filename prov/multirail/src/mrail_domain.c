@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Domain: opens the core domain of every rail, on that rail's fabric, with
  * the core offer the rail was resolved to. It is allocated inside a struct

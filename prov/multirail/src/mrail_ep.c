@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Endpoint: one core endpoint per rail, each with its own CQ and a pool of
  * bounce buffers, bound to the rail's AV. Progress reads the rails' CQs and

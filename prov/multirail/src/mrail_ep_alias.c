@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Endpoint aliases (fi_ep_alias, fi_endpoint(3)): another fid_ep for the
  * same endpoint, with default operation flags of its own. The alias owns

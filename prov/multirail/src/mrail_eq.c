@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Event queue: events the application writes (fi_eq_write, with FI_WRITE)
  * and events the provider writes for asynchronous control operations

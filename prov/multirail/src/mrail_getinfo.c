@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * fi_getinfo for mrail: one FI_EP_RDM offer that stands for all rails.
  */

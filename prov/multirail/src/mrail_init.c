@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Provider entry point: parameters, the fi_provider object, and fabric open.
  */

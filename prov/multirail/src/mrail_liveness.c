@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Peer liveness: the endpoint's side of core/liveness.c. Every rail send
  * reports whether the peer's rail took it, every message from a peer says

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Memory registration. mrail's domain has mr_mode 0: the application
  * chooses each region's key (requested_key), unique within the domain, and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Messages: the receive path shared by every protocol, the eager protocol,
  * and fi_ops_msg. A message up to MRAIL_EAGER_MAX bytes travels whole on one

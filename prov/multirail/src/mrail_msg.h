@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * What the message files share: mrail_msg.c (the eager protocol and the
  * receive path), mrail_rdv.c (rendezvous) and mrail_tagged.c (fi_ops_tagged).

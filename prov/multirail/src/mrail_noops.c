@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Entries for operations an object does not offer. libfabric's own fi_no_*
  * helpers are internal to it, so mrail carries these.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Rail policies of an endpoint, wired to the data path: which rail a
  * message sent whole takes (multiplexing, core/policy.h), how a pulled

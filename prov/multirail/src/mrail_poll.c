@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Poll sets (fi_poll(3)): one call progresses several CQs and counters of a
  * domain and says which of them have something new.

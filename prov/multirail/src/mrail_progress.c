@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * FI_PROGRESS_AUTO: one thread per domain drives every enabled endpoint of
  * the domain, so completions arrive (and counters count) while the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Rails: from FI_MRAIL_RAILS (or discovery) to one core RDM offer per rail.
  *

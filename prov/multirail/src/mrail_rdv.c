@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Rendezvous: messages larger than MRAIL_EAGER_MAX.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Endpoint-reserving dynamic striping, wired (see mrail_reserve.h for how
  * it maps onto the receiver-driven rendezvous). Each rail of an endpoint

@@ -1,5 +1,6 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * Endpoint-reserving dynamic striping (seed 000 Alg. 2-5) on mrail's
+ * Endpoint-reserving dynamic striping (Coll et al. 2001, Algorithms 2-5) on mrail's
  * receiver-driven rendezvous (mrail_reserve.c).
  *
  * In mrail the endpoint that gets the data reads it (mrail_rdv.c), so the

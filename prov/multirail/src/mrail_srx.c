@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Shared receive contexts (fi_srx_context, fi_endpoint(3) SHARED
  * CONTEXTS): receives posted to the context are usable by every endpoint

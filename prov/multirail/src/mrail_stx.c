@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Shared transmit contexts (fi_stx_context, fi_endpoint(3) SHARED
  * CONTEXTS), as SHMEM runtimes open them.

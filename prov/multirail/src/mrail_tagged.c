@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * fi_ops_tagged: the message path with tags, plus the probe operations of
  * fi_tagged(3): FI_PEEK looks at the unexpected queue, FI_CLAIM reserves a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Triggered operations (FI_TRIGGER with FI_TRIGGER_THRESHOLD) and deferred
  * work (fi_control FI_QUEUE_WORK, FI_CANCEL_WORK, FI_FLUSH_WORK), both from
