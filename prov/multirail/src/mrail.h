@@ -7,10 +7,13 @@
 
 #include "config.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <time.h>
 
 #include <rdma/fabric.h>
@@ -196,6 +199,46 @@ static inline void mrail_domain_lock(struct mrail_domain *domain)
 {
 	mrail_corelib_thread_enter();
 	pthread_mutex_lock(&domain->lock);
+}
+
+/*
+ * The lock contract, checked. A function whose caller must hold the domain
+ * lock starts with mrail_assert_locked. In a debug build (--enable-debug)
+ * the lock is an error-checking mutex (mrail_domain_lock_init), which its
+ * owner cannot take twice: taking it again answers EDEADLK when this thread
+ * holds it, and anything else (taking it, or waiting for another thread to
+ * let go) means the contract was broken, which aborts with the function's
+ * name. A release build compiles the check away.
+ */
+#ifdef ENABLE_DEBUG
+static inline void mrail_lock_check(pthread_mutex_t *lock, const char *func)
+{
+	if (pthread_mutex_lock(lock) != EDEADLK) {
+		fprintf(stderr, "mrail: %s was called without the domain lock\n",
+			func);
+		abort();
+	}
+}
+#define mrail_assert_locked(domain) mrail_lock_check(&(domain)->lock, __func__)
+#else
+#define mrail_assert_locked(domain) ((void) (domain))
+#endif
+
+/* The domain lock: error-checking in a debug build (mrail_assert_locked). */
+static inline int mrail_domain_lock_init(pthread_mutex_t *lock)
+{
+#ifdef ENABLE_DEBUG
+	pthread_mutexattr_t attr;
+	int ret;
+
+	pthread_mutexattr_init(&attr);
+	pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_ERRORCHECK);
+	ret = pthread_mutex_init(lock, &attr);
+	pthread_mutexattr_destroy(&attr);
+	return ret;
+#else
+	return pthread_mutex_init(lock, NULL);
+#endif
 }
 
 /* The monotonic clock in nanoseconds: what the policy's rail meter, the

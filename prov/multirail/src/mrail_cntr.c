@@ -104,12 +104,14 @@ static void cntr_moved(struct mrail_cntr *cntr)
 
 void mrail_cntr_inc(struct mrail_cntr *cntr)
 {
+	mrail_assert_locked(cntr->domain);
 	cntr->value++;
 	cntr_moved(cntr);
 }
 
 void mrail_cntr_inc_err(struct mrail_cntr *cntr)
 {
+	mrail_assert_locked(cntr->domain);
 	cntr->err++;
 	cntr_moved(cntr);
 }
@@ -130,6 +132,8 @@ int mrail_cntr_arm(struct mrail_cntr *cntr, struct mrail_trig_op *op,
 	struct mrail_trig_queue *q = with_errors ? &cntr->deferred : &cntr->trig_ops;
 	int ret = mrail_trig_arm(q, op, threshold);
 
+	mrail_assert_locked(cntr->domain);
+
 	if (ret < 0)
 		return -FI_EBUSY;
 	if (ret)
@@ -141,6 +145,8 @@ int mrail_cntr_disarm(struct mrail_cntr *cntr, struct mrail_trig_op *op,
 		      bool with_errors)
 {
 	struct mrail_trig_queue *q = with_errors ? &cntr->deferred : &cntr->trig_ops;
+
+	mrail_assert_locked(cntr->domain);
 
 	return mrail_trig_cancel(q, op) ? -FI_ENOENT : 0;
 }

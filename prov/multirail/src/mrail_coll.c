@@ -153,6 +153,8 @@ void mrail_coll_progress(struct mrail_ep *ep)
 	struct mrail_coll_msg *m;
 	int ret;
 
+	mrail_assert_locked(ep->domain);
+
 	while (ep->coll && (m = ep->coll->pending)) {
 		ret = mrail_ctrl_send_now(ep, m->peer, m->data, m->len);
 		if (ret == -FI_EAGAIN)

@@ -69,6 +69,8 @@ int mrail_cq_write(struct mrail_cq *cq, const struct mrail_cq_entry *entry)
 	struct mrail_cq_entry *grown;
 	size_t i, cap;
 
+	mrail_assert_locked(cq->domain);
+
 	if (cq->count == cq->cap) {
 		/* Grow rather than drop: a lost completion is a lost operation. */
 		cap = cq->cap * 2;
@@ -101,6 +103,7 @@ static void cq_progress(struct mrail_cq *cq)
 
 bool mrail_cq_poll_ready(struct mrail_cq *cq)
 {
+	mrail_assert_locked(cq->domain);
 	if (!cq->count)
 		cq_progress(cq);
 	return cq->count > 0;

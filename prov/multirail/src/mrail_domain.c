@@ -121,7 +121,7 @@ int mrail_domain_open(struct fid_fabric *fabric_fid, struct fi_info *info,
 	domain->progress_auto = info->domain_attr &&
 		(info->domain_attr->data_progress == FI_PROGRESS_AUTO ||
 		 info->domain_attr->control_progress == FI_PROGRESS_AUTO);
-	pthread_mutex_init(&domain->lock, NULL);
+	mrail_domain_lock_init(&domain->lock);
 	/* Checked by fi_getinfo: only a variable changed since then fails. */
 	ret = mrail_idle_env(&domain->spin_ns);
 	if (ret)

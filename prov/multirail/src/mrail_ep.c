@@ -23,6 +23,8 @@ int mrail_ep_reserve_peer(struct mrail_ep *ep, fi_addr_t fi_addr)
 	uint64_t *seq;
 	size_t cap, i;
 
+	mrail_assert_locked(ep->domain);
+
 	if (fi_addr < ep->peer_cap)
 		return 0;
 	cap = ep->peer_cap ? ep->peer_cap : 64;
@@ -162,6 +164,8 @@ static size_t rail_progress(struct mrail_ep *ep, size_t rail)
 size_t mrail_ep_progress(struct mrail_ep *ep)
 {
 	size_t rail, done = 0;
+
+	mrail_assert_locked(ep->domain);
 
 	if (!ep->enabled)
 		return 0;

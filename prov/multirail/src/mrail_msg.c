@@ -50,6 +50,8 @@ void mrail_user_complete(struct mrail_ep *ep, const struct mrail_cq_entry *entry
 	struct mrail_cntr *cntr = NULL;
 	struct mrail_cq *cq = ep->tx_cq;
 
+	mrail_assert_locked(ep->domain);
+
 	/* Sources are canonical entries inside mrail: the application sees
 	 * one it has not removed, or FI_ADDR_NOTAVAIL for a sender it never
 	 * inserted; with FI_SOURCE_ERR that is an FI_EADDRNOTAVAIL error
@@ -147,6 +149,8 @@ void mrail_recv_complete(struct mrail_ep *ep, struct mrail_recv *recv,
 {
 	size_t cap = mrail_iov_total(recv->iov, recv->iov_count);
 	struct mrail_cq_entry entry;
+
+	mrail_assert_locked(ep->domain);
 
 	if (msg->rdv) {
 		mrail_rdv_recv_start(ep, recv, msg);
@@ -751,6 +755,8 @@ bool mrail_msg_handle_rx(struct mrail_ep *ep, struct mrail_rail_buf *buf,
 	bool consumed = true;
 	uint64_t sender = 0;
 
+	mrail_assert_locked(ep->domain);
+
 	ep->window_moved = false;
 	switch (rx_dispatch(ep, rail, buf->data, len, &sender)) {
 	case RX_AHEAD:
@@ -1005,6 +1011,8 @@ ssize_t mrail_tx_buf_send(struct mrail_ep *ep, struct mrail_rail_buf *buf,
 	bool spends = mrail_wire_needs_credit(buf->data, len);
 	size_t rail = buf->rc.rail;
 	ssize_t ret;
+
+	mrail_assert_locked(ep->domain);
 
 	if (mrail_liveness_unreachable(ep, dest)) {
 		mrail_tx_buf_put(ep, buf);

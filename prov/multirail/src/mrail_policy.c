@@ -508,6 +508,8 @@ int mrail_policy_tx_rail(struct mrail_ep *ep)
 	size_t rail;
 	int pick;
 
+	mrail_assert_locked(ep->domain);
+
 	if (ld)
 		policy_outstanding(ep, outstanding);
 	mux_before = pol->mux;
@@ -598,6 +600,8 @@ int mrail_policy_stripe(struct mrail_ep *ep, uint64_t len,
 {
 	struct mrail_policy *pol = &ep->policy;
 	int ret, i;
+
+	mrail_assert_locked(ep->domain);
 
 	*ahead = 0;
 	switch (pol->attr.stripe_policy) {

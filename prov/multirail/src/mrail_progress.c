@@ -80,6 +80,8 @@ void mrail_progress_wake(struct mrail_domain *domain, struct mrail_wait *wait)
 {
 	struct mrail_progress *pg = domain->progress;
 
+	mrail_assert_locked(domain);
+
 	if (!pg || !pg->holding_wakes) {
 		mrail_wait_signal(wait);
 		return;
@@ -94,6 +96,8 @@ void mrail_progress_wake(struct mrail_domain *domain, struct mrail_wait *wait)
 void mrail_progress_forget(struct mrail_domain *domain, struct mrail_wait *wait)
 {
 	struct mrail_progress *pg = domain->progress;
+
+	mrail_assert_locked(domain);
 
 	if (!pg)
 		return;

@@ -492,6 +492,8 @@ void mrail_ctrl_send(struct mrail_ep *ep, fi_addr_t dest, const void *msg,
 	struct mrail_pending_ack *ack;
 	int ret = -FI_EAGAIN;
 
+	mrail_assert_locked(ep->domain);
+
 	/* Behind queued ones, so that they keep their order. */
 	if (!ep->pending_acks)
 		ret = mrail_ctrl_send_now(ep, dest, msg, len);
@@ -925,6 +927,8 @@ void mrail_rdv_progress(struct mrail_ep *ep)
 {
 	struct mrail_rdv_recv *rdv, *tmp;
 	struct mrail_pending_ack *ack;
+
+	mrail_assert_locked(ep->domain);
 
 	mrail_rsv_progress(ep);
 	while ((ack = ep->pending_acks)) {

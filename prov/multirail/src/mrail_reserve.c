@@ -194,6 +194,8 @@ void mrail_rsv_handle_rx(struct mrail_ep *ep, size_t rail, fi_addr_t peer,
 	struct mrail_rsv_req *req;
 	char err[MRAIL_ERR_MAX];
 
+	mrail_assert_locked(ep->domain);
+
 	if (mrail_wire_rsv_decode(payload, hdr->payload_len, &msg, err,
 				  sizeof(err))) {
 		mrail_rx_report_bad_message(ep, rail, err);

@@ -590,6 +590,8 @@ bool mrail_trigger_complete(struct mrail_ep *ep, const struct mrail_cq_entry *en
 	struct mrail_trig_work *work;
 	const void *context = entry->op_context;
 
+	mrail_assert_locked(ep->domain);
+
 	if (!context)
 		return false;
 	HASH_FIND_PTR(ep->domain->trig_live, &context, work);
@@ -607,6 +609,8 @@ void mrail_trigger_fire(struct mrail_domain *domain)
 	struct mrail_trig_op *op;
 	bool completes;
 	ssize_t ret;
+
+	mrail_assert_locked(domain);
 
 	if (domain->trig_firing)
 		return;
@@ -659,6 +663,8 @@ ssize_t mrail_trigger_cancel(struct mrail_ep *ep, void *context)
 {
 	struct mrail_trig_work *work = context ? work_find(ep->domain, context) : NULL;
 
+	mrail_assert_locked(ep->domain);
+
 	if (!work || work->ep != ep || work->deferred)
 		return -FI_ENOENT;
 	if (work_unqueue(work)) {
@@ -674,6 +680,8 @@ ssize_t mrail_trigger_cancel(struct mrail_ep *ep, void *context)
 void mrail_trigger_ep_close(struct mrail_ep *ep)
 {
 	struct mrail_trig_work *work, *tmp;
+
+	mrail_assert_locked(ep->domain);
 
 	HASH_ITER(hh, ep->domain->trig_live, work, tmp) {
 		if (work->ep != ep)
