@@ -2203,6 +2203,107 @@ out:
 		fi_close(&cq_tx->fid);
 }
 
+/* Waits for a line on standard input: the script's go-ahead. */
+static bool wait_for_script(const char *said)
+{
+	char line[64];
+
+	printf("enable: %s\n", said);
+	fflush(stdout);
+	return fgets(line, sizeof(line), stdin) != NULL;
+}
+
+/*
+ * -t enable, run by a script that takes a rail's address away and gives it
+ * back (not in "all"): an endpoint whose fi_enable fails because one rail
+ * cannot open must be left as it was, every rail opened so far closed
+ * again, so that fi_enable can be called once more and then work: a
+ * message to itself arrives byte for byte, with one send and one receive
+ * completion. Standard output says "enable: ready", "enable: refused" and
+ * "enable: enabled" at the three points where it waits for a line.
+ */
+static void test_enable_retry(struct fid_domain *domain, struct fi_info *info)
+{
+	struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_MSG };
+	struct fi_av_attr av_attr = { .type = FI_AV_TABLE };
+	struct fi_cq_msg_entry comp;
+	char tx[200], rx[sizeof(tx)];
+	struct fid_cq *cq = NULL;
+	struct fid_av *av = NULL;
+	struct fid_ep *ep = NULL;
+	uint8_t addr[1024];
+	size_t len = sizeof(addr), i;
+	int ret, sends = 0, recvs = 0;
+	fi_addr_t self;
+
+	ret = fi_cq_open(domain, &cq_attr, &cq, NULL);
+	if (!ret)
+		ret = fi_av_open(domain, &av_attr, &av, NULL);
+	if (!ret)
+		ret = fi_endpoint(domain, info, &ep, NULL);
+	if (!ret)
+		ret = fi_ep_bind(ep, &av->fid, 0);
+	if (!ret)
+		ret = fi_ep_bind(ep, &cq->fid, FI_TRANSMIT | FI_RECV);
+	check_what(ret == 0, "open and bind an endpoint", "%s", ret ? fi_strerror(-ret) : "");
+	if (ret || !wait_for_script("ready"))
+		goto out;
+
+	ret = fi_enable(ep);
+	check_what(ret != 0, "fi_enable fails while a rail's address is gone",
+		   "it returned %d", ret);
+	if (!ret || !wait_for_script("refused"))
+		goto out;
+
+	ret = fi_enable(ep);
+	check_what(ret == 0, "fi_enable again, the address back, succeeds", "%s",
+		   ret ? fi_strerror(-ret) : "");
+	if (ret)
+		goto out;
+	ret = fi_getname(&ep->fid, addr, &len);
+	if (!ret)
+		ret = fi_av_insert(av, addr, 1, &self, 0, NULL) == 1 ? 0 : -FI_EINVAL;
+	for (i = 0; i < sizeof(tx); i++)
+		tx[i] = (char) (i * 7 + 3);
+	memset(rx, 0, sizeof(rx));
+	if (!ret)
+		ret = (int) fi_recv(ep, rx, sizeof(rx), NULL, self, rx);
+	/* -FI_EAGAIN while the rails connect: progress, keeping what
+	 * completes meanwhile. */
+	while (!ret && (ret = (int) fi_send(ep, tx, sizeof(tx), NULL, self, tx)) == -FI_EAGAIN) {
+		ret = 0;
+		if (fi_cq_read(cq, &comp, 1) == 1)
+			recvs += comp.op_context == rx;
+	}
+	check_what(ret == 0, "post a receive and a send to itself", "%s",
+		   ret ? fi_strerror(-ret) : "");
+	step = "enable: the message to itself";
+	while (!ret && sends + recvs < 2) {
+		ssize_t n = fi_cq_read(cq, &comp, 1);
+
+		if (n == 1) {
+			sends += comp.op_context == tx;
+			recvs += comp.op_context == rx;
+		} else if (n != -FI_EAGAIN) {
+			ret = (int) n;
+		}
+	}
+	check_what(ret == 0 && sends == 1 && recvs == 1 && !memcmp(tx, rx, sizeof(tx)),
+		   "after the retried fi_enable a message arrives byte for byte",
+		   "%d send and %d receive completions, data %s", sends, recvs,
+		   memcmp(tx, rx, sizeof(tx)) ? "differs" : "equal");
+	/* The script counts the rails' listening sockets now: one per tcp
+	 * rail, none left over from the failed attempt. */
+	(void) wait_for_script("enabled");
+out:
+	if (ep)
+		check_what(fi_close(&ep->fid) == 0, "close the endpoint", NULL);
+	if (av)
+		fi_close(&av->fid);
+	if (cq)
+		fi_close(&cq->fid);
+}
+
 static void test_exit_open(struct fid_fabric *fabric, struct fi_info *info)
 {
 	struct fi_cq_attr attr = {
@@ -2282,7 +2383,7 @@ int main(int argc, char **argv)
 			break;
 		default:
 			fprintf(stderr,
-				"usage: %s [-t counters|cq|eq|mr|trywait|poll|sep|ops|getinfo|sockaddr|all|exit] [-v]\n",
+				"usage: %s [-t counters|cq|eq|mr|trywait|poll|sep|ops|getinfo|sockaddr|all|exit|enable] [-v]\n",
 				argv[0]);
 			return opt == 'h' ? 0 : 2;
 		}
@@ -2291,7 +2392,7 @@ int main(int argc, char **argv)
 	    strcmp(which, "eq") && strcmp(which, "mr") && strcmp(which, "trywait") &&
 	    strcmp(which, "poll") && strcmp(which, "sep") && strcmp(which, "ops") &&
 	    strcmp(which, "getinfo") &&
-	    strcmp(which, "sockaddr") && strcmp(which, "exit")) {
+	    strcmp(which, "sockaddr") && strcmp(which, "exit") && strcmp(which, "enable")) {
 		fprintf(stderr, "fi_mrail_objs: unknown test set \"%s\"\n", which);
 		return 2;
 	}
@@ -2353,6 +2454,10 @@ int main(int argc, char **argv)
 	if (!strcmp(which, "all") || !strcmp(which, "sockaddr")) {
 		step = "sockaddr";
 		test_sockaddr(fabric);
+	}
+	if (!strcmp(which, "enable")) {
+		step = "enable, fail, enable again";
+		test_enable_retry(domain, info);
 	}
 	if (!strcmp(which, "exit")) {
 		step = "exit with objects open";

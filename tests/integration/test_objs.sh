@@ -12,7 +12,9 @@
 # tcp;ofi_rxm rails and on tcp;ofi_rxm + udp;ofi_rxd. The MR set also runs
 # with info logging, to see that a duplicate key is refused by mrail itself
 # (not by a rail) and that both rails took the application's keys. Last,
-# a process exits ten times with an FI_PROGRESS_AUTO domain left open.
+# a process exits ten times with an FI_PROGRESS_AUTO domain left open, and
+# an endpoint whose fi_enable failed on one rail (its address taken away)
+# is enabled again and works once the address is back.
 #
 # Needs MRAIL_BUILD; MRAIL_PRELOAD is preloaded into programs that load mrail.
 set -uo pipefail
@@ -105,6 +107,43 @@ exit_open() {
 		fail "$name" "$bad of 10 failed; last: $why"
 	fi
 }
+
+# enable_retry NAME RAILS: fi_mrail_objs -t enable, the second rail's
+# address taken away before the endpoint's first fi_enable and given back
+# before its second. The first must fail and close the rail it had opened,
+# the second must succeed and the endpoint carry a message.
+enable_retry() {
+	local name=$1 rails=$2
+	in_netns env FI_PROVIDER_PATH="$build/.libs" LD_PRELOAD="${MRAIL_PRELOAD:-}" \
+		FI_LOG_LEVEL=warn FI_MRAIL_RAILS="$rails" OUT="$out" bash -c '
+		fifo=$(mktemp -u) && mkfifo "$fifo" || exit 2
+		"$1" -t enable <"$fifo" >"$OUT" &
+		exec 3>"$fifo"
+		said() {
+			for _ in $(seq 300); do
+				grep -q "^enable: $1" "$OUT" && return 0
+				sleep 0.1
+			done
+			return 1
+		}
+		said ready && ip addr del 198.18.251.1/24 dev mo1 && echo go >&3 &&
+			said refused && ip addr add 198.18.251.1/24 dev mo1 && echo go >&3 &&
+			said enabled && ss -Hltn | wc -l >"$OUT.listeners" && echo go >&3
+		exec 3>&-
+		wait $!' in_netns_enable "$objs" 2>"$err"
+	rc=$?
+	listeners=$(cat "$out.listeners" 2>/dev/null)
+	rm -f "$out.listeners"
+	if [ $rc -eq 0 ] && grep -qE '^fi_mrail_objs: ([0-9]+) of \1 checks passed' "$out" &&
+	   grep -q 'rail 2 (.*): cannot enable its endpoint' "$err" && [ "$listeners" = 2 ]; then
+		pass "$name: $(tail -n 1 "$out" | sed 's/fi_mrail_objs: //'); rail 2's failure named in the log; 2 listening sockets, one per rail"
+	else
+		fail "$name" "exit $rc, ${listeners:-no} listening sockets (2 expected, one per rail): $(grep -E 'FAILED|checks|enable:' "$out" | head -8) $(grep -vE '^libfabric:.*fi_getinfo' "$err" | head -4)"
+	fi
+}
+
+enable_retry "fi_enable fails on a rail, then succeeds: 2 tcp rails" \
+	'tcp;ofi_rxm@mo0,tcp;ofi_rxm@mo1'
 
 exit_open "2 tcp rails" 'tcp;ofi_rxm@mo0,tcp;ofi_rxm@mo1'
 exit_open "tcp + udp rails" 'tcp;ofi_rxm@mo0,udp;ofi_rxd@mo1'

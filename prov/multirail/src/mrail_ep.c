@@ -206,7 +206,27 @@ static struct fi_info *rail_info_dup(struct mrail_ep *ep, size_t rail)
 	return info;
 }
 
-/* Opens, binds and enables one rail's endpoint and posts its receives. */
+/* Closes what rail_enable opened of one rail, in any state it left it: the
+ * rail is as before rail_enable, which may then run again. */
+static void rail_disable(struct mrail_ep *ep, size_t rail)
+{
+	if (ep->rail_eps[rail])
+		fi_close(&ep->rail_eps[rail]->fid);
+	if (ep->rail_cqs[rail])
+		fi_close(&ep->rail_cqs[rail]->fid);
+	if (ep->rail_mrs[rail])
+		fi_close(&ep->rail_mrs[rail]->fid);
+	free(ep->rail_mem[rail]);
+	ep->rail_eps[rail] = NULL;
+	ep->rail_cqs[rail] = NULL;
+	ep->rail_mrs[rail] = NULL;
+	ep->rail_desc[rail] = NULL;
+	ep->rail_mem[rail] = NULL;
+	ep->tx_free[rail] = NULL;
+}
+
+/* Opens, binds and enables one rail's endpoint and posts its receives;
+ * on failure the caller undoes it with rail_disable. */
 static int rail_enable(struct mrail_ep *ep, size_t rail)
 {
 	struct mrail_fabric *fabric = ep->domain->fabric;
@@ -314,27 +334,37 @@ static int ep_enable(struct mrail_ep *ep)
 		ret = rail_enable(ep, rail);
 		if (ret) {
 			MRAIL_WARN(FI_LOG_EP_CTRL, "rail %zu (%s@%s): cannot enable "
-				   "its endpoint: %s\n", rail + 1,
+				   "its endpoint: %s; the endpoint stays disabled, "
+				   "and fi_enable may be called again\n", rail + 1,
 				   rails->rails[rail].spec.stack,
 				   rails->rails[rail].port, fi_strerror(-ret));
-			return ret;
+			rail++;		/* this one is half open */
+			goto close_rails;
 		}
 	}
 	/* Every header we send names us by this key (wire.h). */
 	ret = ep_local_addr(ep, &local);
 	if (ret)
-		return ret;
+		goto close_rails;
 	ep->self_key = mrail_addr_key(&local);
 	if (!ep->self_key) {
 		MRAIL_WARN(FI_LOG_EP_CTRL, "this endpoint's rail addresses cannot "
 			   "form an mrail address\n");
-		return -FI_EINVAL;
+		ret = -FI_EINVAL;
+		goto close_rails;
 	}
 	ret = mrail_progress_add_ep(ep->domain, ep);
 	if (ret)
-		return ret;
+		goto close_rails;
 	ep->enabled = true;
 	return 0;
+
+close_rails:
+	/* Nothing was sent yet: closing the rails loses nothing. */
+	while (rail--)
+		rail_disable(ep, rail);
+	ep->self_key = 0;
+	return ret;
 }
 
 /*
@@ -640,15 +670,8 @@ static void ep_free(struct mrail_ep *ep)
 {
 	size_t rail, i;
 
-	for (rail = 0; rail < ep->rail_count; rail++) {
-		if (ep->rail_eps[rail])
-			fi_close(&ep->rail_eps[rail]->fid);
-		if (ep->rail_cqs[rail])
-			fi_close(&ep->rail_cqs[rail]->fid);
-		if (ep->rail_mrs[rail])
-			fi_close(&ep->rail_mrs[rail]->fid);
-		free(ep->rail_mem[rail]);
-	}
+	for (rail = 0; rail < ep->rail_count; rail++)
+		rail_disable(ep, rail);
 	mrail_msg_flush(ep);
 	mrail_srx_detach_ep(ep);
 	for (i = 0; i < ep->peer_cap; i++) {
