@@ -43,8 +43,9 @@
  *   fi_mrail_barrier -F N:US,N:US,...
  *
  * fits the model of Yu et al. (2003, section 8),
- * T = T_init + (ceil(log2 N) - 1) * T_trig + T_adj, to the samples by least squares (core/barrier_model.c) and prints the
- * intercept T_init + T_adj, the slope T_trig, r^2 and T at N = 1024.
+ * T = T_init + (ceil(log2 N) - 1) * T_trig + T_adj, to the samples by
+ * least squares (core/barrier_model.c) and prints the intercept
+ * T_init + T_adj, the slope T_trig, r^2 and T at N = 1024.
  */
 #include <errno.h>
 #include <fcntl.h>

@@ -388,26 +388,47 @@ struct self_ep {
 	fi_addr_t self;
 };
 
-/* Opens an endpoint sending to cq_tx and receiving to cq_rx, and puts its
- * own address in its AV. */
-static int self_ep_open(struct fid_domain *domain, struct fi_info *info,
+/* Opens an endpoint sending to cq_tx and receiving to cq_rx, with an AV
+ * of its own, and binds them: everything but fi_enable. */
+static int self_ep_bind(struct fid_domain *domain, struct fi_info *info,
 			struct fid_cq *cq_tx, struct fid_cq *cq_rx, struct self_ep *s)
 {
 	struct fi_av_attr av_attr = { .type = FI_AV_TABLE };
-	uint8_t addr[1024];
-	size_t len = sizeof(addr);
 	int ret;
 
 	if ((ret = fi_av_open(domain, &av_attr, &s->av, NULL)) ||
 	    (ret = fi_endpoint(domain, info, &s->ep, NULL)) ||
 	    (ret = fi_ep_bind(s->ep, &s->av->fid, 0)) ||
-	    (ret = fi_ep_bind(s->ep, &cq_tx->fid, FI_TRANSMIT)) ||
-	    (ret = fi_ep_bind(s->ep, &cq_rx->fid, FI_RECV)) ||
-	    (ret = fi_enable(s->ep)) ||
-	    (ret = fi_getname(&s->ep->fid, addr, &len)))
+	    (ret = fi_ep_bind(s->ep, &cq_tx->fid, FI_TRANSMIT)))
+		return ret;
+	return fi_ep_bind(s->ep, &cq_rx->fid, FI_RECV);
+}
+
+/* Puts an enabled endpoint's own address in its AV (s->self). */
+static int self_ep_address(struct self_ep *s)
+{
+	uint8_t addr[1024];
+	size_t len = sizeof(addr);
+	int ret;
+
+	ret = fi_getname(&s->ep->fid, addr, &len);
+	if (ret)
 		return ret;
 	ret = fi_av_insert(s->av, addr, 1, &s->self, 0, NULL);
 	return ret == 1 ? 0 : (ret < 0 ? ret : -FI_EINVAL);
+}
+
+/* Opens an endpoint sending to cq_tx and receiving to cq_rx, and puts its
+ * own address in its AV. */
+static int self_ep_open(struct fid_domain *domain, struct fi_info *info,
+			struct fid_cq *cq_tx, struct fid_cq *cq_rx, struct self_ep *s)
+{
+	int ret;
+
+	if ((ret = self_ep_bind(domain, info, cq_tx, cq_rx, s)) ||
+	    (ret = fi_enable(s->ep)))
+		return ret;
+	return self_ep_address(s);
 }
 
 /* Sends len bytes to ourselves; while the rails connect, reads cq_rx (and
@@ -2222,86 +2243,82 @@ static bool wait_for_script(const char *said)
  * completion. Standard output says "enable: ready", "enable: refused" and
  * "enable: enabled" at the three points where it waits for a line.
  */
+/* Reads one completion from cq, progressing meanwhile: 0, or an error. */
+static int read_one(struct fid_cq *cq, struct fi_cq_msg_entry *comp)
+{
+	ssize_t n;
+
+	while ((n = fi_cq_read(cq, comp, 1)) == -FI_EAGAIN)
+		;
+	return n == 1 ? 0 : (int) n;
+}
+
 static void test_enable_retry(struct fid_domain *domain, struct fi_info *info)
 {
 	struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_MSG };
-	struct fi_av_attr av_attr = { .type = FI_AV_TABLE };
-	struct fi_cq_msg_entry comp;
-	char tx[200], rx[sizeof(tx)];
-	struct fid_cq *cq = NULL;
-	struct fid_av *av = NULL;
-	struct fid_ep *ep = NULL;
-	uint8_t addr[1024];
-	size_t len = sizeof(addr), i;
-	int ret, sends = 0, recvs = 0;
-	fi_addr_t self;
+	struct fid_cq *cq_tx = NULL, *cq_rx = NULL;
+	struct fi_cq_msg_entry rx = { 0 }, tx = { 0 };
+	char sbuf[200], rbuf[sizeof(sbuf)];
+	struct self_ep s = { 0 };
+	bool got_rx = false, data_ok;
+	size_t i;
+	int ret;
 
-	ret = fi_cq_open(domain, &cq_attr, &cq, NULL);
+	ret = fi_cq_open(domain, &cq_attr, &cq_tx, NULL);
 	if (!ret)
-		ret = fi_av_open(domain, &av_attr, &av, NULL);
+		ret = fi_cq_open(domain, &cq_attr, &cq_rx, NULL);
 	if (!ret)
-		ret = fi_endpoint(domain, info, &ep, NULL);
-	if (!ret)
-		ret = fi_ep_bind(ep, &av->fid, 0);
-	if (!ret)
-		ret = fi_ep_bind(ep, &cq->fid, FI_TRANSMIT | FI_RECV);
+		ret = self_ep_bind(domain, info, cq_tx, cq_rx, &s);
 	check_what(ret == 0, "open and bind an endpoint", "%s", ret ? fi_strerror(-ret) : "");
 	if (ret || !wait_for_script("ready"))
 		goto out;
 
-	ret = fi_enable(ep);
+	ret = fi_enable(s.ep);
 	check_what(ret != 0, "fi_enable fails while a rail's address is gone",
 		   "it returned %d", ret);
 	if (!ret || !wait_for_script("refused"))
 		goto out;
 
-	ret = fi_enable(ep);
+	ret = fi_enable(s.ep);
 	check_what(ret == 0, "fi_enable again, the address back, succeeds", "%s",
 		   ret ? fi_strerror(-ret) : "");
 	if (ret)
 		goto out;
-	ret = fi_getname(&ep->fid, addr, &len);
+	for (i = 0; i < sizeof(sbuf); i++)
+		sbuf[i] = (char) (i * 7 + 3);
+	memset(rbuf, 0, sizeof(rbuf));
+	ret = self_ep_address(&s);
 	if (!ret)
-		ret = fi_av_insert(av, addr, 1, &self, 0, NULL) == 1 ? 0 : -FI_EINVAL;
-	for (i = 0; i < sizeof(tx); i++)
-		tx[i] = (char) (i * 7 + 3);
-	memset(rx, 0, sizeof(rx));
+		ret = (int) fi_recv(s.ep, rbuf, sizeof(rbuf), NULL, s.self, rbuf);
 	if (!ret)
-		ret = (int) fi_recv(ep, rx, sizeof(rx), NULL, self, rx);
-	/* -FI_EAGAIN while the rails connect: progress, keeping what
-	 * completes meanwhile. */
-	while (!ret && (ret = (int) fi_send(ep, tx, sizeof(tx), NULL, self, tx)) == -FI_EAGAIN) {
-		ret = 0;
-		if (fi_cq_read(cq, &comp, 1) == 1)
-			recvs += comp.op_context == rx;
-	}
+		ret = self_send(&s, cq_rx, sbuf, sizeof(sbuf), sbuf, &rx, &got_rx);
 	check_what(ret == 0, "post a receive and a send to itself", "%s",
 		   ret ? fi_strerror(-ret) : "");
 	step = "enable: the message to itself";
-	while (!ret && sends + recvs < 2) {
-		ssize_t n = fi_cq_read(cq, &comp, 1);
-
-		if (n == 1) {
-			sends += comp.op_context == tx;
-			recvs += comp.op_context == rx;
-		} else if (n != -FI_EAGAIN) {
-			ret = (int) n;
-		}
-	}
-	check_what(ret == 0 && sends == 1 && recvs == 1 && !memcmp(tx, rx, sizeof(tx)),
-		   "after the retried fi_enable a message arrives byte for byte",
-		   "%d send and %d receive completions, data %s", sends, recvs,
-		   memcmp(tx, rx, sizeof(tx)) ? "differs" : "equal");
+	if (!ret && !got_rx)
+		ret = read_one(cq_rx, &rx);
+	if (!ret)
+		ret = read_one(cq_tx, &tx);
+	data_ok = !memcmp(sbuf, rbuf, sizeof(sbuf));
+	check_what(ret == 0 && rx.op_context == rbuf && tx.op_context == sbuf && data_ok &&
+		   fi_cq_read(cq_rx, &rx, 1) == -FI_EAGAIN &&
+		   fi_cq_read(cq_tx, &tx, 1) == -FI_EAGAIN,
+		   "after the retried fi_enable a message arrives byte for byte, with "
+		   "one send and one receive completion", "%s, data %s",
+		   ret ? fi_strerror(-ret) : "completions read",
+		   data_ok ? "equal" : "differs");
 	/* The script counts the rails' listening sockets now: one per tcp
 	 * rail, none left over from the failed attempt. */
 	(void) wait_for_script("enabled");
 out:
-	if (ep)
-		check_what(fi_close(&ep->fid) == 0, "close the endpoint", NULL);
-	if (av)
-		fi_close(&av->fid);
-	if (cq)
-		fi_close(&cq->fid);
+	if (s.ep)
+		check_what(fi_close(&s.ep->fid) == 0, "close the endpoint", NULL);
+	if (s.av)
+		fi_close(&s.av->fid);
+	if (cq_rx)
+		fi_close(&cq_rx->fid);
+	if (cq_tx)
+		fi_close(&cq_tx->fid);
 }
 
 static void test_exit_open(struct fid_fabric *fabric, struct fi_info *info)
