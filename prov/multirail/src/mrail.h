@@ -47,6 +47,7 @@
 #include "trigger.h"
 #include "liveness.h"
 #include "idle.h"
+#include "ratelimit.h"
 
 #if MRAIL_MAX_RAILS != FI_MRAIL_MAX_RAILS
 #error "core/mrail_limits.h and include/rdma/fi_ext_mrail.h disagree on the rail limit"
@@ -348,6 +349,11 @@ int mrail_idle_env(uint64_t *spin_ns);
 int mrail_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
 		  struct fid_cq **cq, void *context);
 /* Queues a completion (caller holds the domain lock). */
+/* Malformed or unexpected input from a peer (mrail_cq.c): an error entry
+ * on the receive CQ, and a rate-limited warning; the summary at close
+ * counts the warnings held back. */
+void mrail_cq_report_bad_message(struct mrail_ep *ep, size_t rail, const char *why);
+void mrail_cq_bad_message_summary(struct mrail_ep *ep);
 int mrail_cq_write(struct mrail_cq *cq, const struct mrail_cq_entry *entry);
 int mrail_cq_attach_ep(struct mrail_cq *cq, struct mrail_ep *ep);
 /* fi_poll: progresses cq's endpoints when it is empty; true when it holds
@@ -398,7 +404,7 @@ void mrail_progress_forget(struct mrail_domain *domain, struct mrail_wait *wait)
 #define MRAIL_RAIL_BUF_LEN 16384
 #define MRAIL_EAGER_MAX (MRAIL_RAIL_BUF_LEN - MRAIL_WIRE_HDR_LEN)
 /* How long a send to a partial AV entry waits for the peer's HELLO REPLY
- * before it says -FI_EAGAIN (mrail_msg.c, first_contact). */
+ * before it says -FI_EAGAIN (mrail_contact.c, first_contact). */
 #define MRAIL_FIRST_CONTACT_MS 2000
 /* The largest message: a rendezvous length a receiver accepts (1 TiB). */
 #define MRAIL_MAX_MSG ((uint64_t) 1 << 40)
@@ -464,7 +470,16 @@ struct mrail_rail_ctx {
 struct mrail_cntr;
 struct mrail_rdv_send;
 struct mrail_rdv_recv;
-struct mrail_pending_ack;
+struct mrail_deferred;
+
+/* The lanes of the deferred-work queue (mrail_deferred.c), drained in this
+ * order: collective signals first, so a barrier's next step never waits
+ * behind bulk traffic's answers. */
+enum mrail_lane {
+	MRAIL_LANE_URGENT,
+	MRAIL_LANE_NORMAL,
+	MRAIL_LANES
+};
 struct mrail_hello;
 struct mrail_stranger_msg;
 struct mrail_rsv_ep;
@@ -490,8 +505,25 @@ struct mrail_peer_rx {
 	bool ready;
 	struct mrail_reorder reorder;
 	/* Credit-spending messages taken off the rails and not yet
-	 * returned to the peer in a CREDIT (flow control, mrail_msg.c). */
+	 * returned to the peer in a CREDIT (flow control, mrail_contact.c). */
 	uint32_t credits_owed;
+};
+
+/*
+ * Everything an endpoint keeps about one peer. Endpoints sharing an AV keep
+ * their own: each has a key of its own, so a peer knows each apart.
+ */
+struct mrail_peer {
+	uint64_t tx_seq;		/* sequence number of our next message to it */
+	/* Messages we may still send it before it returns credits
+	 * (MRAIL_TX_CREDITS when nothing is in flight). */
+	uint32_t tx_credits;
+	/* The peer knows this endpoint's key (our HELLO to it is queued or
+	 * sent, or one of its HELLOs reached us), so our sends need no
+	 * introduction (core/first_contact.h). */
+	bool introduced;
+	struct mrail_peer_rx rx;		/* its messages to us */
+	struct mrail_live_peer live;	/* liveness (mrail_peer.c) */
 };
 
 /*
@@ -560,21 +592,16 @@ struct mrail_ep {
 	struct mrail_ep *srx_next;	/* the context's endpoints */
 	size_t min_multi_recv;		/* FI_OPT_MIN_MULTI_RECV */
 	struct mrail_addr src;		/* fi_endpoint's info->src_addr */
-	uint64_t *tx_seq;		/* per peer fi_addr */
-	/* Per peer fi_addr: messages we may still send it before it returns
-	 * credits (MRAIL_TX_CREDITS when nothing is in flight). */
-	uint32_t *tx_credits;
-	/* Per peer fi_addr: the peer knows this endpoint's key (our HELLO
-	 * to it is queued or sent, or one of its HELLOs reached us), so our
-	 * sends need no introduction (core/first_contact.h). Per endpoint:
-	 * endpoints sharing an AV have keys of their own. */
-	bool *introduced;
-	struct mrail_peer_rx *rx_peers;	/* per peer fi_addr */
+	/* Per peer, indexed by the peer's canonical fi_addr (mrail_av_canon):
+	 * grown by mrail_peer_reserve, peer_cap entries. */
+	struct mrail_peer *peers;
 	size_t peer_cap;
 	struct mrail_wire_limits limits;
+	/* Warnings about bad messages from peers (mrail_cq.c). */
+	struct mrail_ratelimit bad_msg_warn;
 	struct mrail_rail_buf *held;	/* RX buffers waiting for a window */
 	bool window_moved;		/* set when a peer's messages were delivered */
-	/* Messages from sender keys not in the AV (mrail_msg.c), and the AV
+	/* Messages from sender keys not in the AV (mrail_engine.c), and the AV
 	 * key generation they were last tried against. */
 	struct mrail_stranger_msg *strangers;
 	size_t stranger_count;
@@ -588,8 +615,9 @@ struct mrail_ep {
 	/* Of those, the ones the striping policy did not split yet
 	 * (mrail_policy_plan_now): they are split in list order. */
 	size_t rdv_unplanned;
-	struct mrail_pending_ack *pending_acks;	/* waiting for a buffer */
-	struct mrail_hello *hellos;	/* HELLOs to send (mrail_msg.c) */
+	/* mrail's own messages waiting for a transmit buffer, per lane
+	 * (mrail_deferred.c). */
+	struct mrail_deferred *deferred[MRAIL_LANES];
 	size_t next_stripe_rail;
 	/* fi_ep_bind of counters: each counts completed user operations of
 	 * its kind. The remote ones wait for an RMA target path. */
@@ -599,9 +627,8 @@ struct mrail_ep {
 	/* FI_PROGRESS_AUTO: rails whose CQ has no fd (ofi_rxd's), polled. */
 	bool rail_cq_polled[MRAIL_MAX_RAILS];
 	struct mrail_policy policy;	/* mrail_policy.c */
-	/* Peer liveness (mrail_liveness.c): per peer fi_addr, and when to
-	 * look at the peers next; timeout 0 turns it off. */
-	struct mrail_live_peer *live;
+	/* Peer liveness (mrail_peer.c): when to look at the peers next;
+	 * timeout 0 turns it off. */
 	uint64_t live_timeout_ns;
 	uint64_t live_next_check_ns;
 	struct mrail_rsv_ep *rsv;	/* rail reservations (mrail_reserve.c), or NULL */
@@ -613,8 +640,11 @@ struct mrail_ep {
 
 int mrail_ep_open(struct fid_domain *domain, struct fi_info *info,
 		  struct fid_ep **ep, void *context);
-/* Makes room for per-peer state up to fi_addr (caller holds the lock). */
-int mrail_ep_reserve_peer(struct mrail_ep *ep, fi_addr_t fi_addr);
+/* Peers (mrail_peer.c). Makes room for per-peer state up to fi_addr, each
+ * new peer's zeroed but for its full credits (caller holds the lock). */
+int mrail_peer_reserve(struct mrail_ep *ep, fi_addr_t fi_addr);
+/* Frees every peer's state (the endpoint closes). */
+void mrail_peers_free(struct mrail_ep *ep);
 /* The mrail fi_addr of the peer whose messages carry this sender key
  * (wire.h), or FI_ADDR_NOTAVAIL. */
 fi_addr_t mrail_av_peer_of_key(struct mrail_av *av, uint64_t key);
@@ -663,18 +693,10 @@ struct mrail_av_peer *mrail_av_get_peer(struct mrail_av *av, fi_addr_t fi_addr);
  */
 int mrail_av_learn_peer(struct mrail_av *av, const struct mrail_addr *addr,
 			fi_addr_t *fi_addr);
-/* Returns false when buf is held back for later (do not repost it). */
-bool mrail_msg_handle_rx(struct mrail_ep *ep, struct mrail_rail_buf *buf,
-			 size_t len);
-/* Messages from senders the AV did not know: retried when it may have
- * learnt them (progress calls it when the AV's key generation moved). */
-void mrail_msg_retry_strangers(struct mrail_ep *ep);
 /* Reposts a receive buffer on its rail. */
-int mrail_ep_repost_rx(struct mrail_ep *ep, struct mrail_rail_buf *buf);
+int mrail_rx_buf_post(struct mrail_ep *ep, struct mrail_rail_buf *buf);
 void mrail_msg_handle_tx(struct mrail_ep *ep, struct mrail_rail_buf *buf, int err);
 void mrail_msg_flush(struct mrail_ep *ep);
-/* Sends the HELLOs that could not go at once (rail 0 busy or connecting). */
-void mrail_hello_progress(struct mrail_ep *ep);
 /* A rendezvous read finished on a rail (err 0 or a positive FI_E*). */
 void mrail_rdv_handle_read(struct mrail_ep *ep, struct mrail_rail_ctx *rc, int err);
 /* Issues reads and ACKs that had to wait for rail resources. */
@@ -1032,9 +1054,6 @@ struct mrail_trig_work;
 ssize_t mrail_trigger_post(struct mrail_ep *ep, enum fi_op_type type,
 			   const void *msg, const struct fi_msg_fetch *fetch,
 			   const struct fi_msg_compare *compare, uint64_t flags);
-int mrail_trigger_copy_op(struct mrail_trig_work *work, const void *msg,
-			  const struct fi_msg_fetch *fetch,
-			  const struct fi_msg_compare *compare);
 /* Issues the operations whose threshold was reached, in order. Caller
  * holds the lock, which is released while each one is issued. */
 void mrail_trigger_fire(struct mrail_domain *domain);
@@ -1154,11 +1173,6 @@ int mrail_mr_regattr(struct fid *fid, const struct fi_mr_attr *attr,
 		     uint64_t flags, struct fid_mr **mr);
 /* The region registered under key in domain, or NULL. */
 struct mrail_mr *mrail_mr_lookup(struct mrail_domain *domain, uint64_t key);
-/* An access to [addr, addr + len) asking for access (FI_REMOTE_READ...):
- * addr is an offset into the region (mr_mode 0 has no FI_MR_VIRT_ADDR).
- * 0, -FI_EINVAL outside the region, -FI_EACCES for bits not granted. */
-int mrail_mr_check_access(const struct mrail_mr *mr, uint64_t addr, size_t len,
-			  uint64_t access);
 
 /* ================ end of counters, EQs, MRs, wait objects ================ */
 
@@ -1192,8 +1206,6 @@ int mrail_query_collective(struct fid_domain *domain, enum fi_collective_op coll
 /* A COLL message from a peer the AV knows. */
 void mrail_coll_handle_rx(struct mrail_ep *ep, size_t rail, fi_addr_t peer,
 			  const struct mrail_wire_hdr *hdr, const uint8_t *payload);
-/* Sends the signals that waited for a transmit buffer. */
-void mrail_coll_progress(struct mrail_ep *ep);
 /* The endpoint closes: its groups' operations are dropped. */
 void mrail_coll_ep_close(struct mrail_ep *ep);
 

@@ -125,7 +125,7 @@ static void atomic_handle_req(struct mrail_ep *ep, size_t rail, fi_addr_t peer,
 
 	if (mrail_wire_atomic_decode(payload, hdr->payload_len, &ep->limits,
 				     &req, err, sizeof(err))) {
-		mrail_rx_report_bad_message(ep, rail, err);
+		mrail_cq_report_bad_message(ep, rail, err);
 		atomic_refuse(ep, peer, hdr->req_id, -FI_EINVAL);
 		return;
 	}
@@ -182,7 +182,7 @@ static void atomic_handle_resp(struct mrail_ep *ep, size_t rail, fi_addr_t peer,
 	if (mrail_wire_atomic_resp_decode(payload, hdr->payload_len, &status,
 					  &result, &result_len, err,
 					  sizeof(err))) {
-		mrail_rx_report_bad_message(ep, rail, err);
+		mrail_cq_report_bad_message(ep, rail, err);
 		/* The atomic it answers fails rather than wait forever. */
 		status = -FI_EIO;
 		result = NULL;
@@ -201,7 +201,7 @@ void mrail_atomic_handle_rx(struct mrail_ep *ep, size_t rail, fi_addr_t peer,
 	else if (hdr->op == MRAIL_OP_ATOMIC_RESP)
 		atomic_handle_resp(ep, rail, peer, hdr, payload);
 	else
-		mrail_rx_report_bad_message(ep, rail, "not an atomic operation");
+		mrail_cq_report_bad_message(ep, rail, "not an atomic operation");
 }
 
 /* ---- initiator ---- */

@@ -86,7 +86,6 @@ struct mrail_coll_ep {
 	struct mrail_coll_group *groups[MRAIL_COLL_MAX_GROUPS];
 	struct mrail_coll_msg *orphans;
 	size_t orphan_count;
-	struct mrail_coll_msg *pending;
 	struct mrail_coll_joins *joins;
 };
 
@@ -98,20 +97,6 @@ static struct mrail_coll_ep *coll_ep(struct mrail_ep *ep)
 }
 
 /* ---- sending signals ---- */
-
-static int signal_queue(struct mrail_coll_ep *coll, fi_addr_t dest,
-			const void *msg, size_t len)
-{
-	struct mrail_coll_msg *m = malloc(sizeof(*m) + len);
-
-	if (!m)
-		return -FI_ENOMEM;
-	m->peer = dest;
-	m->len = len;
-	memcpy(m->data, msg, len);
-	LL_APPEND(coll->pending, m);
-	return 0;
-}
 
 /* core/coll.c's send: one signal to rank peer of the group. */
 static int signal_send(void *arg, uint32_t peer,
@@ -136,36 +121,13 @@ static int signal_send(void *arg, uint32_t peer,
 	if (desc->data_len)
 		memcpy(msg + MRAIL_WIRE_HDR_LEN + MRAIL_WIRE_COLL_LEN, data,
 		       desc->data_len);
-	ret = -FI_EAGAIN;
-	if (!ep->coll->pending)
-		ret = mrail_ctrl_send_now(ep, group->members[peer], msg, len);
-	if (ret == -FI_EAGAIN)
-		ret = signal_queue(ep->coll, group->members[peer], msg, len);
+	ret = mrail_ctrl_post(ep, MRAIL_LANE_URGENT, group->members[peer],
+			      MRAIL_ANY_RAIL, msg, len);
 	if (ret)
 		MRAIL_WARN(FI_LOG_EP_DATA, "collective group %#" PRIx64 ": cannot "
 			   "signal rank %u: %s\n", group->id, peer,
 			   fi_strerror(-ret));
 	return ret;
-}
-
-void mrail_coll_progress(struct mrail_ep *ep)
-{
-	struct mrail_coll_msg *m;
-	int ret;
-
-	mrail_assert_locked(ep->domain);
-
-	while (ep->coll && (m = ep->coll->pending)) {
-		ret = mrail_ctrl_send_now(ep, m->peer, m->data, m->len);
-		if (ret == -FI_EAGAIN)
-			return;
-		if (ret)
-			MRAIL_WARN(FI_LOG_EP_DATA, "cannot send a collective "
-				   "signal to peer %" PRIu64 ": %s\n",
-				   (uint64_t) m->peer, fi_strerror(-ret));
-		LL_DELETE(ep->coll->pending, m);
-		free(m);
-	}
 }
 
 /* ---- operations ---- */
@@ -825,10 +787,6 @@ void mrail_coll_ep_close(struct mrail_ep *ep)
 	}
 	while ((m = coll->orphans)) {
 		LL_DELETE(coll->orphans, m);
-		free(m);
-	}
-	while ((m = coll->pending)) {
-		LL_DELETE(coll->pending, m);
 		free(m);
 	}
 	while ((j = coll->joins)) {

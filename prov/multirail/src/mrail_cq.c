@@ -11,6 +11,7 @@
  */
 #include "mrail.h"
 
+#include <inttypes.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
@@ -88,6 +89,49 @@ int mrail_cq_write(struct mrail_cq *cq, const struct mrail_cq_entry *entry)
 	cq->count++;
 	mrail_progress_wake(cq->domain, &cq_obj(cq)->wait);
 	return 0;
+}
+
+/* ---- bad input from peers ---- */
+
+/* Warnings about bad messages from peers: at most this many a second per
+ * endpoint (the error completions are all written). */
+#define MRAIL_BAD_MSG_WARN_BURST 10
+#define MRAIL_BAD_MSG_WARN_INTERVAL_NS 1000000000ULL
+
+static void bad_msg_warn_held_back(uint64_t count)
+{
+	if (count)
+		MRAIL_WARN(FI_LOG_EP_DATA, "%" PRIu64 " more messages from peers "
+			   "were dropped as bad since the last warning\n", count);
+}
+
+/* Malformed input is reported where the application looks: an error
+ * completion with no operation attached for every message, and a warning
+ * saying what, rate-limited since a peer decides how often it happens. */
+void mrail_cq_report_bad_message(struct mrail_ep *ep, size_t rail, const char *why)
+{
+	struct mrail_cq_entry entry = {
+		.flags = FI_RECV, .err = FI_EIO, .prov_errno = -FI_EIO,
+		.src = FI_ADDR_NOTAVAIL,
+	};
+	uint64_t held_back;
+
+	if (mrail_ratelimit_allow(&ep->bad_msg_warn, mrail_now_ns(),
+				  MRAIL_BAD_MSG_WARN_INTERVAL_NS,
+				  MRAIL_BAD_MSG_WARN_BURST, &held_back)) {
+		bad_msg_warn_held_back(held_back);
+		MRAIL_WARN(FI_LOG_EP_DATA, "rail %zu: dropped a message from a "
+			   "peer: %s\n", rail + 1, why);
+	}
+	mrail_cq_write(ep->rx_cq, &entry);
+}
+
+void mrail_cq_bad_message_summary(struct mrail_ep *ep)
+{
+	/* Nothing a peer did goes unsaid: the count the rate limit held
+	 * back since its last warning. */
+	bad_msg_warn_held_back(ep->bad_msg_warn.suppressed);
+	ep->bad_msg_warn.suppressed = 0;
 }
 
 /* Progresses the endpoints, then issues the triggered operations that

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Endpoint: one core endpoint per rail, each with its own CQ and a pool of
- * bounce buffers, bound to the rail's AV. Progress reads the rails' CQs and
- * hands what arrived to mrail_msg.c.
+ * bounce buffers, bound to the rail's AV. The engine (mrail_engine.c)
+ * reads the rails' CQs; this file opens, enables, binds and closes.
  */
 #include "mrail.h"
 #include "mrail_msg.h"
@@ -10,181 +10,6 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* Rail completions taken per fi_cq_readfrom. */
-#define MRAIL_RAIL_CQ_BATCH 16
-
-int mrail_ep_reserve_peer(struct mrail_ep *ep, fi_addr_t fi_addr)
-{
-	struct mrail_live_peer *live;
-	struct mrail_peer_rx *rx;
-	uint32_t *credits;
-	bool *introduced;
-	uint64_t *seq;
-	size_t cap, i;
-
-	mrail_assert_locked(ep->domain);
-
-	if (fi_addr < ep->peer_cap)
-		return 0;
-	cap = ep->peer_cap ? ep->peer_cap : 64;
-	while (cap <= fi_addr)
-		cap *= 2;
-	seq = realloc(ep->tx_seq, cap * sizeof(*seq));
-	if (!seq)
-		return -FI_ENOMEM;
-	ep->tx_seq = seq;
-	rx = realloc(ep->rx_peers, cap * sizeof(*rx));
-	if (!rx)
-		return -FI_ENOMEM;
-	ep->rx_peers = rx;
-	credits = realloc(ep->tx_credits, cap * sizeof(*credits));
-	if (!credits)
-		return -FI_ENOMEM;
-	ep->tx_credits = credits;
-	introduced = realloc(ep->introduced, cap * sizeof(*introduced));
-	if (!introduced)
-		return -FI_ENOMEM;
-	ep->introduced = introduced;
-	memset(introduced + ep->peer_cap, 0, (cap - ep->peer_cap) * sizeof(*introduced));
-	live = realloc(ep->live, cap * sizeof(*live));
-	if (!live)
-		return -FI_ENOMEM;
-	ep->live = live;
-	memset(live + ep->peer_cap, 0, (cap - ep->peer_cap) * sizeof(*live));
-	for (i = ep->peer_cap; i < cap; i++)
-		credits[i] = MRAIL_TX_CREDITS;
-	memset(seq + ep->peer_cap, 0, (cap - ep->peer_cap) * sizeof(*seq));
-	memset(rx + ep->peer_cap, 0, (cap - ep->peer_cap) * sizeof(*rx));
-	ep->peer_cap = cap;
-	return 0;
-}
-
-int mrail_ep_repost_rx(struct mrail_ep *ep, struct mrail_rail_buf *buf)
-{
-	return (int) fi_recv(ep->rail_eps[buf->rc.rail], buf->data, MRAIL_RAIL_BUF_LEN,
-			     ep->rail_desc[buf->rc.rail], FI_ADDR_UNSPEC, &buf->rc.ctx);
-}
-
-/*
- * The error a user operation gets for a send or read a rail failed. mrail
- * never cancels those, so FI_ECANCELED from a rail means the rail gave up
- * on them (tcp reports its broken connections so): passed on, it would
- * read as the user's own fi_cancel, which an MPI takes for a cancelled
- * request rather than a failure. The warning logged names the rail's code.
- */
-static int rail_error_for_user(int rail_err)
-{
-	return !rail_err || rail_err == FI_ECANCELED ? FI_EIO : rail_err;
-}
-
-static void rail_handle_error(struct mrail_ep *ep, size_t rail)
-{
-	struct fi_cq_err_entry err = { 0 };
-	struct mrail_rail_ctx *rc;
-	struct mrail_rail_buf *buf;
-
-	if (fi_cq_readerr(ep->rail_cqs[rail], &err, 0) != 1)
-		return;
-	rc = err.op_context;
-	/* Receive buffers cancelled as a rail endpoint closes are no error. */
-	if (err.err != FI_ECANCELED || (rc && rc->kind != MRAIL_CTX_RX))
-		mrail_policy_error(ep, rail);
-	if (!rc)
-		return;
-	if (rc->kind == MRAIL_CTX_READ) {
-		if (err.err)
-			MRAIL_WARN(FI_LOG_EP_DATA, "rail %zu: a rendezvous read "
-				   "failed: %s\n", rail + 1, fi_strerror(err.err));
-		mrail_rdv_handle_read(ep, rc, rail_error_for_user(err.err));
-		return;
-	}
-	buf = container_of(rc, struct mrail_rail_buf, rc);
-	if (rc->kind == MRAIL_CTX_TX) {
-		if (err.err)
-			MRAIL_WARN(FI_LOG_EP_DATA, "rail %zu: a send failed: %s\n",
-				   rail + 1, fi_strerror(err.err));
-		mrail_msg_handle_tx(ep, buf, rail_error_for_user(err.err));
-		return;
-	}
-	if (err.err != FI_ECANCELED) {
-		MRAIL_WARN(FI_LOG_EP_DATA, "rail %zu: receive failed: %s\n",
-			   rail + 1, fi_strerror(err.err));
-		mrail_ep_repost_rx(ep, buf);
-	}
-}
-
-/*
- * Reads a rail's CQ until a read comes back short, and returns how many
- * completions it handled. Stopping at a short read rather than at an empty
- * one matters for latency: every read of an empty rail CQ makes the core
- * provider poll its sockets (a system call per message).
- */
-static size_t rail_progress(struct mrail_ep *ep, size_t rail)
-{
-	struct fi_cq_msg_entry comps[MRAIL_RAIL_CQ_BATCH];
-	struct mrail_rail_ctx *rc;
-	struct mrail_rail_buf *buf;
-	size_t done = 0;
-	ssize_t n, i;
-
-	for (;;) {
-		n = fi_cq_read(ep->rail_cqs[rail], comps, MRAIL_RAIL_CQ_BATCH);
-		if (n == -FI_EAVAIL) {
-			rail_handle_error(ep, rail);
-			done++;
-			continue;
-		}
-		if (n <= 0)
-			return done;
-		done += (size_t) n;
-		for (i = 0; i < n; i++) {
-			rc = comps[i].op_context;
-			if (rc->kind == MRAIL_CTX_READ) {
-				mrail_rdv_handle_read(ep, rc, 0);
-				continue;
-			}
-			buf = container_of(rc, struct mrail_rail_buf, rc);
-			if (rc->kind == MRAIL_CTX_TX) {
-				mrail_msg_handle_tx(ep, buf, 0);
-				continue;
-			}
-			mrail_policy_rx(ep, rail, buf->data, comps[i].len);
-			if (!mrail_msg_handle_rx(ep, buf, comps[i].len))
-				continue;
-			if (mrail_ep_repost_rx(ep, buf))
-				MRAIL_WARN(FI_LOG_EP_DATA, "rail %zu: cannot repost a "
-					   "receive buffer\n", rail + 1);
-		}
-		if (n < MRAIL_RAIL_CQ_BATCH)
-			return done;
-	}
-}
-
-size_t mrail_ep_progress(struct mrail_ep *ep)
-{
-	size_t rail, done = 0;
-
-	mrail_assert_locked(ep->domain);
-
-	if (!ep->enabled)
-		return 0;
-	for (rail = 0; rail < ep->rail_count; rail++)
-		done += rail_progress(ep, rail);
-	/* Collective signals first: they must not wait behind bulk work. */
-	if (ep->coll)
-		mrail_coll_progress(ep);
-	/* ep->rsv: reservation messages may wait for a buffer. */
-	if (ep->rdv_recvs || ep->pending_acks || ep->rsv)
-		mrail_rdv_progress(ep);
-	if (ep->hellos)
-		mrail_hello_progress(ep);
-	/* fi_av_insert may have named senders whose messages wait. */
-	if (ep->strangers && ep->stranger_generation != ep->av->key_generation)
-		mrail_msg_retry_strangers(ep);
-	mrail_liveness_progress(ep);
-	return done;
-}
 
 /*
  * fi_getinfo(NULL, service, FI_SOURCE) bound every rail's source address in
@@ -292,7 +117,7 @@ static int rail_enable(struct mrail_ep *ep, size_t rail)
 		buf->ep = ep;
 		buf->data = ep->rail_mem[rail] +
 			    (MRAIL_TX_BUFS_PER_RAIL + i) * MRAIL_RAIL_BUF_LEN;
-		ret = mrail_ep_repost_rx(ep, buf);
+		ret = mrail_rx_buf_post(ep, buf);
 		if (ret)
 			return ret;
 	}
@@ -668,21 +493,16 @@ static int mrail_ep_getname(fid_t fid, void *addr, size_t *addrlen)
 
 static void ep_free(struct mrail_ep *ep)
 {
-	size_t rail, i;
+	size_t rail;
 
 	for (rail = 0; rail < ep->rail_count; rail++)
 		rail_disable(ep, rail);
 	mrail_msg_flush(ep);
+	mrail_engine_flush(ep);
+	mrail_cq_bad_message_summary(ep);
+	mrail_deferred_flush(ep);
 	mrail_srx_detach_ep(ep);
-	for (i = 0; i < ep->peer_cap; i++) {
-		if (ep->rx_peers[i].ready)
-			mrail_reorder_fini(&ep->rx_peers[i].reorder);
-	}
-	free(ep->rx_peers);
-	free(ep->tx_seq);
-	free(ep->tx_credits);
-	free(ep->introduced);
-	free(ep->live);
+	mrail_peers_free(ep);
 	free(ep);
 }
 
@@ -704,7 +524,7 @@ static void ep_linger(struct mrail_ep *ep)
 {
 	uint64_t deadline_ns = mrail_now_ns() + MRAIL_CLOSE_LINGER_MS * 1000000ULL;
 
-	while (ep->pending_acks || ep->hellos) {
+	while (mrail_deferred_pending(ep)) {
 		mrail_ep_progress(ep);
 		if (mrail_now_ns() >= deadline_ns) {
 			MRAIL_WARN(FI_LOG_EP_CTRL, "closing with answers to peers "

@@ -28,16 +28,6 @@ struct mrail_mr *mrail_mr_lookup(struct mrail_domain *domain, uint64_t key)
 	return mr;
 }
 
-int mrail_mr_check_access(const struct mrail_mr *mr, uint64_t addr, size_t len,
-			  uint64_t access)
-{
-	if (!mrail_mr_range_within(0, mr->len, addr, len, NULL))
-		return -FI_EINVAL;
-	if (!mrail_mr_access_allows(mr->access, access))
-		return -FI_EACCES;
-	return 0;
-}
-
 static void mr_close_rails(struct mrail_mr *mr)
 {
 	size_t rail;

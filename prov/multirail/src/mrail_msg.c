@@ -1,22 +1,19 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * Messages: the receive path shared by every protocol, the eager protocol,
- * and fi_ops_msg. A message up to MRAIL_EAGER_MAX bytes travels whole on one
- * rail (round-robin); a larger one by rendezvous (mrail_rdv.c). Either way it
- * carries the sender's per-peer sequence number, and the receiver puts
- * arrivals back in send order (core/reorder.c) before matching
- * (core/match.c), so matching order holds whatever rail each message took.
+ * Messages: posted receives and their matching, delivery and completions,
+ * the eager protocol's sender, and fi_ops_msg. A message up to
+ * MRAIL_EAGER_MAX bytes travels whole on one rail; a larger one by
+ * rendezvous (mrail_rdv.c). Either way it carries the sender's per-peer
+ * sequence number, and the engine (mrail_engine.c) puts arrivals back in
+ * send order (core/reorder.c) before mrail_msg_deliver matches them
+ * (core/match.c), so matching order holds whatever rail each took.
  */
 #include "mrail_msg.h"
-#include "mrail_reserve.h"
-#include "first_contact.h"
 
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include <utlist.h>
 
 size_t mrail_iov_total(const struct iovec *iov, size_t count)
 {
@@ -112,7 +109,8 @@ struct mrail_cq_entry mrail_recv_entry(const struct mrail_recv *recv,
 	};
 }
 
-bool mrail_recv_wants_completion(const struct mrail_ep *ep, uint64_t flags, int err)
+/* Whether a receive's completion goes to the CQ (errors always do). */
+static bool recv_wants_completion(const struct mrail_ep *ep, uint64_t flags, int err)
 {
 	return err || !ep->rx_selective || (flags & FI_COMPLETION);
 }
@@ -132,7 +130,7 @@ void mrail_recv_write_completion(struct mrail_ep *ep, struct mrail_recv *multi,
 		entry->flags |= FI_MULTI_RECV;
 	/* Counted once per message, a multi-receive's included. */
 	mrail_user_complete(ep, entry,
-			    last || mrail_recv_wants_completion(ep, flags, entry->err));
+			    last || recv_wants_completion(ep, flags, entry->err));
 	if (last)
 		free(multi);
 }
@@ -228,7 +226,7 @@ void mrail_rx_msg_discard(struct mrail_ep *ep, struct mrail_rx_msg *msg)
 }
 
 /* An in-order message meets the receives waiting for it. */
-static void deliver_in_order(struct mrail_ep *ep, struct mrail_rx_msg *msg)
+void mrail_msg_deliver(struct mrail_ep *ep, struct mrail_rx_msg *msg)
 {
 	struct mrail_match_queue *queue = msg->tagged ? ep->tagq : ep->msgq;
 	struct mrail_match_item *recv;
@@ -252,231 +250,11 @@ static void deliver_in_order(struct mrail_ep *ep, struct mrail_rx_msg *msg)
 		mrail_match_repost_front(queue, recv);
 }
 
-static struct mrail_peer_rx *peer_rx(struct mrail_ep *ep, fi_addr_t peer)
-{
-	struct mrail_peer_rx *rx;
-
-	if (mrail_ep_reserve_peer(ep, peer))
-		return NULL;
-	rx = &ep->rx_peers[peer];
-	if (!rx->ready) {
-		if (mrail_reorder_init(&rx->reorder, MRAIL_REORDER_WINDOW))
-			return NULL;
-		rx->ready = true;
-	}
-	return rx;
-}
-
-/* Malformed input is reported where the application looks: an error
- * completion with no operation attached, and a warning saying what. */
-void mrail_rx_report_bad_message(struct mrail_ep *ep, size_t rail, const char *why)
-{
-	struct mrail_cq_entry entry = {
-		.flags = FI_RECV, .err = FI_EIO, .prov_errno = -FI_EIO,
-		.src = FI_ADDR_NOTAVAIL,
-	};
-
-	MRAIL_WARN(FI_LOG_EP_DATA, "rail %zu: dropped a message from a peer: %s\n",
-		   rail + 1, why);
-	mrail_cq_write(ep->rx_cq, &entry);
-}
-
-/*
- * A message ahead of its peer's reorder window arrived over a faster rail
- * while an older one is still on a slower rail. It stays in its bounce
- * buffer, which is not reposted: the rail then pushes back on the sender,
- * and memory stays bounded by the posted buffers. It is retried whenever
- * the window moves.
- */
-static void rx_hold(struct mrail_ep *ep, struct mrail_rail_buf *buf, size_t len)
-{
-	buf->held_len = len;
-	buf->held_next = ep->held;
-	ep->held = buf;
-}
-
-static void rx_retry_held(struct mrail_ep *ep);
-
-/* ---- first contact: HELLO ---- */
-
-/*
- * A peer inserted from fi_getinfo(node, service) is known by its rail 0
- * alone (a partial address). The first send to it queues a HELLO carrying
- * our full address over rail 0 and returns -FI_EAGAIN; the peer learns us
- * from it (on every rail) and answers with a HELLO REPLY carrying its full
- * address, which completes our entry. Sends wait for that answer, so no
- * data message ever reaches a peer before the HELLO that introduces us,
- * whatever order a rail keeps.
- *
- * A peer we hold in full may still not know us: Open MPI inserts only the
- * peers it sends to, and a barrier or gather root receives from every rank
- * before it sends to any. So the first send to such a peer is preceded by
- * an introduction (a HELLO with the INTRO flag, not answered), and the
- * data follows at once; a message that overtakes it on another rail waits
- * at the receiver until the introduction arrives (core/first_contact.h).
- */
-struct mrail_hello {
-	struct mrail_hello *next;
-	fi_addr_t peer;
-	bool reply;
-	bool intro;
-};
-
-/* A transmit buffer of one rail (HELLOs go over rail 0 only). */
-static struct mrail_rail_buf *tx_buf_on_rail(struct mrail_ep *ep, size_t rail)
-{
-	struct mrail_rail_buf *buf = ep->tx_free[rail];
-
-	if (!buf)
-		return NULL;
-	ep->tx_free[rail] = buf->free_next;
-	buf->free_next = NULL;
-	buf->rdv_req_id = 0;
-	buf->credit_peer = FI_ADDR_NOTAVAIL;
-	buf->complete_user = false;
-	return buf;
-}
-
-/* Returns 0, -FI_EAGAIN (try again from progress) or another error. */
-static int hello_send(struct mrail_ep *ep, const struct mrail_hello *hello)
-{
-	struct mrail_av_peer *peer = mrail_av_get_peer(ep->av, hello->peer);
-	struct mrail_wire_hdr hdr = {
-		.sender = ep->self_key,
-		.op = MRAIL_OP_HELLO,
-		.flags = mrail_hello_flags(hello->reply, hello->intro),
-	};
-	struct mrail_rail_buf *buf;
-	size_t len = MRAIL_RAIL_BUF_LEN - MRAIL_WIRE_HDR_LEN;
-	int ret;
-
-	if (!peer)
-		return -FI_EINVAL;
-	buf = tx_buf_on_rail(ep, 0);
-	if (!buf)
-		return -FI_EAGAIN;
-	/* Our name is the rails' bound addresses, known once enabled. */
-	ret = mrail_ep_full_name(ep, buf->data + MRAIL_WIRE_HDR_LEN, &len);
-	if (ret) {
-		mrail_tx_buf_put(ep, buf);
-		return ret;
-	}
-	hdr.payload_len = (uint32_t) len;
-	if (mrail_wire_hdr_encode(&hdr, buf->data, MRAIL_WIRE_HDR_LEN) < 0) {
-		mrail_tx_buf_put(ep, buf);
-		return -FI_EINVAL;
-	}
-	buf->user = (struct mrail_cq_entry) { .src = FI_ADDR_NOTAVAIL };
-	return (int) mrail_tx_buf_send(ep, buf, MRAIL_WIRE_HDR_LEN + len, peer);
-}
-
-static void hello_queue(struct mrail_ep *ep, fi_addr_t peer, bool reply,
-			bool intro)
-{
-	struct mrail_hello *hello;
-
-	LL_FOREACH(ep->hellos, hello) {
-		if (hello->peer == peer && hello->reply == reply)
-			return;
-	}
-	hello = malloc(sizeof(*hello));
-	if (!hello) {
-		MRAIL_WARN(FI_LOG_EP_DATA, "out of memory: cannot greet peer %"
-			   PRIu64 "\n", (uint64_t) peer);
-		return;
-	}
-	*hello = (struct mrail_hello) { .peer = peer, .reply = reply, .intro = intro };
-	LL_APPEND(ep->hellos, hello);
-	mrail_hello_progress(ep);
-}
-
-void mrail_hello_progress(struct mrail_ep *ep)
-{
-	struct mrail_hello *hello, *tmp;
-	struct mrail_av_peer *peer;
-	int ret;
-
-	LL_FOREACH_SAFE(ep->hellos, hello, tmp) {
-		ret = hello_send(ep, hello);
-		if (ret == -FI_EAGAIN)
-			continue;
-		if (ret) {
-			MRAIL_WARN(FI_LOG_EP_DATA, "cannot send a HELLO to peer %"
-				   PRIu64 ": %s\n", (uint64_t) hello->peer,
-				   fi_strerror(-ret));
-			/* The next send to it tries again. */
-			peer = mrail_av_get_peer(ep->av, hello->peer);
-			if (!hello->reply)
-				ep->introduced[hello->peer] = false;
-			if (peer && !hello->reply && !hello->intro)
-				peer->hello_sent = false;
-		}
-		LL_DELETE(ep->hellos, hello);
-		free(hello);
-	}
-}
-
-/*
- * A HELLO or its REPLY: the sender's full address. It may come from a peer
- * the AV does not know yet, so everything in it is checked before the AV
- * sees it, including that the header's sender key is the address's.
- */
-static void rx_hello(struct mrail_ep *ep, size_t rail, const struct mrail_wire_hdr *hdr,
-		     const uint8_t *payload)
-{
-	char err[MRAIL_ERR_MAX], why[MRAIL_ERR_MAX + 64];
-	struct mrail_addr addr;
-	fi_addr_t peer;
-
-	if (mrail_addr_decode(payload, hdr->payload_len, &addr, err, sizeof(err))) {
-		snprintf(why, sizeof(why), "HELLO carries no valid address: %s", err);
-		goto bad;
-	}
-	if (addr.flags & MRAIL_ADDR_FLAG_PARTIAL) {
-		snprintf(why, sizeof(why), "HELLO carries a partial address");
-		goto bad;
-	}
-	if (mrail_addr_check_compatible(&ep->domain->local_addr, &addr, err,
-					sizeof(err))) {
-		snprintf(why, sizeof(why), "HELLO from a peer that cannot reach "
-			 "this endpoint's rails: %s", err);
-		goto bad;
-	}
-	if (hdr->sender != mrail_addr_key(&addr)) {
-		snprintf(why, sizeof(why), "HELLO's sender key 0x%016" PRIx64
-			 " is not the key of the address it carries",
-			 hdr->sender);
-		goto bad;
-	}
-	if (mrail_av_learn_peer(ep->av, &addr, &peer)) {
-		snprintf(why, sizeof(why), "cannot insert the peer that sent a "
-			 "HELLO into the AV");
-		goto bad;
-	}
-	MRAIL_INFO(FI_LOG_EP_DATA, "rail %zu: HELLO%s from peer %" PRIu64 "\n",
-		   rail + 1, hdr->flags & MRAIL_WIRE_F_REPLY ? " REPLY" :
-		   hdr->flags & MRAIL_WIRE_F_INTRO ? " (introduction)" : "",
-		   (uint64_t) peer);
-	if (mrail_ep_reserve_peer(ep, peer)) {
-		snprintf(why, sizeof(why), "out of memory for the peer that "
-			 "sent a HELLO");
-		goto bad;
-	}
-	/* Whatever kind it is, its sender holds our full address now (or
-	 * will, from our REPLY): our sends to it need no introduction. */
-	ep->introduced[peer] = true;
-	if (mrail_hello_wants_reply(hdr->flags))
-		hello_queue(ep, peer, true, false);
-	return;
-bad:
-	mrail_rx_report_bad_message(ep, rail, why);
-}
-
 /* A decoded EAGER or RTS as a message for the matching engine. */
-static struct mrail_rx_msg *rx_msg_from_wire(struct mrail_ep *ep,
-					     const struct mrail_wire_hdr *hdr,
-					     const uint8_t *payload, fi_addr_t peer,
-					     char *err, size_t err_len)
+struct mrail_rx_msg *mrail_msg_from_wire(struct mrail_ep *ep,
+					 const struct mrail_wire_hdr *hdr,
+					 const uint8_t *payload, fi_addr_t peer,
+					 char *err, size_t err_len)
 {
 	struct mrail_rx_msg *msg;
 	struct mrail_wire_rts rts;
@@ -509,290 +287,6 @@ static struct mrail_rx_msg *rx_msg_from_wire(struct mrail_ep *ep,
 		memcpy(msg->payload, payload, hdr->payload_len);
 	}
 	return msg;
-}
-
-/* What became of one received mrail message. */
-enum rx_verdict {
-	RX_DONE,		/* consumed, or dropped after a report */
-	RX_AHEAD,		/* ahead of its peer's window: keep, retry later */
-	RX_STRANGER,		/* from a sender key the AV does not know yet */
-};
-
-/* ---- flow control ---- */
-
-/* A CREDIT from peer: it took that many of our messages off its rails. */
-static void rx_credit(struct mrail_ep *ep, size_t rail, fi_addr_t peer,
-		      const struct mrail_wire_hdr *hdr, const uint8_t *payload)
-{
-	char err[MRAIL_ERR_MAX];
-	uint32_t credits;
-
-	if (mrail_wire_credit_decode(payload, hdr->payload_len, &credits, err,
-				     sizeof(err))) {
-		mrail_rx_report_bad_message(ep, rail, err);
-		return;
-	}
-	if (mrail_ep_reserve_peer(ep, peer))
-		return;
-	if (credits > MRAIL_TX_CREDITS - ep->tx_credits[peer]) {
-		MRAIL_WARN(FI_LOG_EP_DATA, "peer %" PRIu64 " returned %" PRIu32
-			   " credits, more than the %" PRIu32 " it holds\n",
-			   (uint64_t) peer, credits,
-			   MRAIL_TX_CREDITS - ep->tx_credits[peer]);
-		ep->tx_credits[peer] = MRAIL_TX_CREDITS;
-		return;
-	}
-	ep->tx_credits[peer] += credits;
-}
-
-/* One credit-spending message from peer is off our rails: once a batch
- * has gathered, the peer gets them back. */
-static void rx_owe_credit(struct mrail_ep *ep, fi_addr_t peer)
-{
-	struct mrail_wire_hdr hdr = {
-		.sender = ep->self_key,
-		.op = MRAIL_OP_CREDIT,
-		.payload_len = MRAIL_WIRE_CREDIT_LEN,
-	};
-	uint8_t msg[MRAIL_WIRE_HDR_LEN + MRAIL_WIRE_CREDIT_LEN];
-	struct mrail_peer_rx *rx;
-
-	if (mrail_ep_reserve_peer(ep, peer))
-		return;
-	rx = &ep->rx_peers[peer];
-	if (++rx->credits_owed < MRAIL_CREDIT_BATCH)
-		return;
-	mrail_wire_hdr_encode(&hdr, msg, MRAIL_WIRE_HDR_LEN);
-	mrail_wire_credit_encode(rx->credits_owed, msg + MRAIL_WIRE_HDR_LEN,
-				 MRAIL_WIRE_CREDIT_LEN);
-	rx->credits_owed = 0;
-	mrail_ctrl_send(ep, peer, msg, sizeof(msg));
-}
-
-static enum rx_verdict rx_from_peer(struct mrail_ep *ep, size_t rail, fi_addr_t peer,
-				    const struct mrail_wire_hdr *hdr,
-				    const uint8_t *payload);
-
-/* *sender is the header's sender key, for RX_STRANGER. */
-static enum rx_verdict rx_dispatch(struct mrail_ep *ep, size_t rail,
-				   const uint8_t *data, size_t len, uint64_t *sender)
-{
-	const uint8_t *payload = data + MRAIL_WIRE_HDR_LEN;
-	struct mrail_wire_hdr hdr;
-	enum rx_verdict verdict;
-	char err[MRAIL_ERR_MAX];
-	fi_addr_t peer;
-
-	if (mrail_wire_hdr_decode(data, len, &ep->limits, &hdr, err, sizeof(err))) {
-		mrail_rx_report_bad_message(ep, rail, err);
-		return RX_DONE;
-	}
-	if (hdr.op == MRAIL_OP_HELLO) {
-		rx_hello(ep, rail, &hdr, payload);
-		return RX_DONE;
-	}
-	peer = mrail_av_peer_of_key(ep->av, hdr.sender);
-	if (peer == FI_ADDR_NOTAVAIL) {
-		*sender = hdr.sender;
-		return RX_STRANGER;
-	}
-	verdict = rx_from_peer(ep, rail, peer, &hdr, payload);
-	/* Taken off the rail, whatever became of it: the sender may send
-	 * another. One held for later is counted when it is taken. */
-	if (verdict == RX_DONE && mrail_wire_needs_credit(data, len))
-		rx_owe_credit(ep, peer);
-	return verdict;
-}
-
-/* A decoded message from a peer the AV knows. */
-static enum rx_verdict rx_from_peer(struct mrail_ep *ep, size_t rail, fi_addr_t peer,
-				    const struct mrail_wire_hdr *hdr_in,
-				    const uint8_t *payload)
-{
-	const struct mrail_wire_hdr hdr = *hdr_in;
-	struct mrail_peer_rx *rx;
-	struct mrail_rx_msg *msg;
-	char err[MRAIL_ERR_MAX];
-	void *next;
-	int ret;
-
-	mrail_liveness_heard(ep, peer);
-	if (hdr.op == MRAIL_OP_PROBE)
-		return RX_DONE;		/* its arrival was the point */
-	if (hdr.op == MRAIL_OP_CREDIT) {
-		rx_credit(ep, rail, peer, &hdr, payload);
-		return RX_DONE;
-	}
-	if (hdr.op == MRAIL_OP_ACK) {
-		mrail_rdv_handle_ack(ep, rail, peer, &hdr, payload);
-		return RX_DONE;
-	}
-	if (hdr.op == MRAIL_OP_RSV) {
-		mrail_rsv_handle_rx(ep, rail, peer, &hdr, payload);
-		return RX_DONE;
-	}
-	if (hdr.op == MRAIL_OP_COLL) {
-		mrail_coll_handle_rx(ep, rail, peer, &hdr, payload);
-		return RX_DONE;
-	}
-	if (hdr.op == MRAIL_OP_ATOMIC || hdr.op == MRAIL_OP_ATOMIC_RESP) {
-		mrail_atomic_handle_rx(ep, rail, peer, &hdr, payload);
-		return RX_DONE;
-	}
-	if (hdr.op >= MRAIL_OP_WRITE) {
-		mrail_rma_handle_rx(ep, rail, peer, &hdr, payload);
-		return RX_DONE;
-	}
-	rx = peer_rx(ep, peer);
-	if (!rx) {
-		mrail_rx_report_bad_message(ep, rail, "out of memory");
-		return RX_DONE;
-	}
-	msg = rx_msg_from_wire(ep, &hdr, payload, peer, err, sizeof(err));
-	if (!msg) {
-		mrail_rx_report_bad_message(ep, rail, err);
-		return RX_DONE;
-	}
-
-	ret = mrail_reorder_push(&rx->reorder, hdr.seq, msg);
-	if (ret == -ERANGE && hdr.seq - rx->reorder.next < MRAIL_SEQ_HOSTILE_DISTANCE) {
-		free(msg);
-		return RX_AHEAD;
-	}
-	if (ret) {
-		free(msg);
-		snprintf(err, sizeof(err), "%s sequence number %" PRIu64
-			 " from peer %" PRIu64 " (next expected %" PRIu64 ")",
-			 ret == -EALREADY ? "duplicate" : "impossibly far ahead",
-			 hdr.seq, (uint64_t) peer, rx->reorder.next);
-		mrail_rx_report_bad_message(ep, rail, err);
-		return RX_DONE;
-	}
-	while ((next = mrail_reorder_pop(&rx->reorder)))
-		deliver_in_order(ep, next);
-	ep->window_moved = true;
-	return RX_DONE;
-}
-
-/* ---- messages from senders not in the AV yet ---- */
-
-/*
- * libfabric lets a peer that inserted us send before we insert it (Open
- * MPI's lazy add_procs does). Its messages are copied out of the rail's
- * buffer, which goes back to the rail at once so other peers are not held
- * up, and wait here, in arrival order, until the AV learns their sender key
- * (fi_av_insert, or the peer's HELLO). At most MRAIL_STRANGER_MAX of them
- * wait at a time; a message past that is dropped with a warning, since
- * nothing bounds what an unknown sender may send.
- */
-struct mrail_stranger_msg {
-	struct mrail_stranger_msg *next;
-	size_t rail;
-	size_t len;
-	uint8_t data[];
-};
-
-static void stranger_keep(struct mrail_ep *ep, size_t rail, const uint8_t *data,
-			  size_t len, uint64_t sender)
-{
-	struct mrail_stranger_msg *msg;
-	if (ep->stranger_count >= MRAIL_STRANGER_MAX) {
-		MRAIL_WARN(FI_LOG_EP_DATA, "rail %zu: dropped a message from "
-			   "sender key 0x%016" PRIx64 ", which is not in the "
-			   "AV: %d messages from unknown senders are waiting "
-			   "already\n", rail + 1, sender, MRAIL_STRANGER_MAX);
-		return;
-	}
-	msg = malloc(sizeof(*msg) + len);
-	if (!msg) {
-		MRAIL_WARN(FI_LOG_EP_DATA, "rail %zu: out of memory: dropped a "
-			   "message from sender key 0x%016" PRIx64 ", which is "
-			   "not in the AV yet\n", rail + 1, sender);
-		return;
-	}
-	msg->next = NULL;
-	msg->rail = rail;
-	msg->len = len;
-	memcpy(msg->data, data, len);
-	LL_APPEND(ep->strangers, msg);
-	ep->stranger_count++;
-	MRAIL_DBG(FI_LOG_EP_DATA, "rail %zu: a message from sender key 0x%016"
-		  PRIx64 " waits for the AV to learn it\n", rail + 1, sender);
-}
-
-/* Retries every waiting message in arrival order; those whose sender is
- * still unknown, or which are still ahead of their peer's window, stay. */
-void mrail_msg_retry_strangers(struct mrail_ep *ep)
-{
-	struct mrail_stranger_msg *msg, *tmp;
-	uint64_t sender;
-
-	ep->stranger_generation = ep->av->key_generation;
-	LL_FOREACH_SAFE(ep->strangers, msg, tmp) {
-		if (rx_dispatch(ep, msg->rail, msg->data, msg->len, &sender) != RX_DONE)
-			continue;
-		LL_DELETE(ep->strangers, msg);
-		ep->stranger_count--;
-		free(msg);
-	}
-}
-
-static void strangers_free(struct mrail_ep *ep)
-{
-	struct mrail_stranger_msg *msg, *tmp;
-
-	LL_FOREACH_SAFE(ep->strangers, msg, tmp) {
-		LL_DELETE(ep->strangers, msg);
-		free(msg);
-	}
-	ep->stranger_count = 0;
-}
-
-bool mrail_msg_handle_rx(struct mrail_ep *ep, struct mrail_rail_buf *buf,
-			 size_t len)
-{
-	size_t rail = buf->rc.rail;
-	bool consumed = true;
-	uint64_t sender = 0;
-
-	mrail_assert_locked(ep->domain);
-
-	ep->window_moved = false;
-	switch (rx_dispatch(ep, rail, buf->data, len, &sender)) {
-	case RX_AHEAD:
-		rx_hold(ep, buf, len);
-		consumed = false;
-		break;
-	case RX_STRANGER:
-		stranger_keep(ep, rail, buf->data, len, sender);
-		break;
-	case RX_DONE:
-		break;
-	}
-	/* A HELLO may have taught the AV a key; a delivery may have moved a
-	 * window that held messages wait for. */
-	if (ep->strangers && (ep->window_moved ||
-			      ep->stranger_generation != ep->av->key_generation))
-		mrail_msg_retry_strangers(ep);
-	if (ep->window_moved && ep->held)
-		rx_retry_held(ep);
-	return consumed;
-}
-
-/* The window moved: held buffers that now fit are consumed and reposted. */
-static void rx_retry_held(struct mrail_ep *ep)
-{
-	struct mrail_rail_buf *list = ep->held, *buf;
-
-	ep->held = NULL;
-	while ((buf = list)) {
-		list = buf->held_next;
-		/* Holds itself again (onto ep->held) if it still does not fit. */
-		if (mrail_msg_handle_rx(ep, buf, buf->held_len) &&
-		    mrail_ep_repost_rx(ep, buf))
-			MRAIL_WARN(FI_LOG_EP_DATA, "rail %zu: cannot repost a "
-				   "receive buffer\n", buf->rc.rail + 1);
-	}
 }
 
 ssize_t mrail_post_recv(struct mrail_ep *ep, const struct iovec *iov, size_t count,
@@ -912,7 +406,7 @@ void mrail_msg_handle_tx(struct mrail_ep *ep, struct mrail_rail_buf *buf, int er
 		buf->user.prov_errno = -err;
 		/* The peer never got it, so it returns no credit for it. */
 		if (buf->credit_peer != FI_ADDR_NOTAVAIL)
-			ep->tx_credits[buf->credit_peer]++;
+			ep->peers[buf->credit_peer].tx_credits++;
 	}
 	if (buf->rdv_req_id) {
 		/* An RTS, or an eager FI_DELIVERY_COMPLETE send: it
@@ -929,120 +423,6 @@ void mrail_msg_handle_tx(struct mrail_ep *ep, struct mrail_rail_buf *buf, int er
 	 * applications that read the context of every error (Open MPI 4.1's
 	 * mtl ofi does). */
 	mrail_tx_buf_put(ep, buf);
-}
-
-struct mrail_rail_buf *mrail_tx_buf_get(struct mrail_ep *ep)
-{
-	struct mrail_rail_buf *buf;
-	int rail = mrail_policy_tx_rail(ep);	/* the multiplexing policy */
-
-	if (rail < 0)
-		return NULL;
-	buf = ep->tx_free[rail];
-	ep->tx_free[rail] = buf->free_next;
-	buf->free_next = NULL;
-	buf->rdv_req_id = 0;
-	buf->credit_peer = FI_ADDR_NOTAVAIL;
-	buf->complete_user = false;
-	return buf;
-}
-
-void mrail_tx_buf_put(struct mrail_ep *ep, struct mrail_rail_buf *buf)
-{
-	buf->free_next = ep->tx_free[buf->rc.rail];
-	ep->tx_free[buf->rc.rail] = buf;
-}
-
-/*
- * The rail of *bufp pushed back. ofi_rxm does that on the first send to a
- * peer over a rail, while it sets up the connection, so an application
- * that has talked to a peer over one rail would see -FI_EAGAIN from a send
- * that round-robin put on another. Instead the message moves to a free
- * buffer of another rail the peer can be reached on (the order of messages
- * is the sequence numbers' business); the rail that pushed back gets its
- * buffer back. Returns 0 with *bufp sent, or the last rail's refusal.
- */
-static ssize_t tx_send_elsewhere(struct mrail_ep *ep, struct mrail_rail_buf **bufp,
-				 size_t len, const struct mrail_av_peer *peer)
-{
-	struct mrail_rail_buf *buf = *bufp, *other;
-	size_t n, rail;
-	ssize_t ret = -FI_EAGAIN;
-
-	for (n = 1; n < ep->rail_count && ret == -FI_EAGAIN; n++) {
-		rail = (buf->rc.rail + n) % ep->rail_count;
-		/* A partial peer has rail 0 only; a rail of weight 0
-		 * never carries messages. */
-		if (rail >= peer->rails_held || !ep->tx_free[rail] ||
-		    (ep->policy.mux.policy == MRAIL_MUX_WEIGHTED &&
-		     !ep->policy.mux.weight[rail]))
-			continue;
-		other = ep->tx_free[rail];
-		ep->tx_free[rail] = other->free_next;
-		other->free_next = NULL;
-		memcpy(other->data, buf->data, len);
-		other->complete_user = buf->complete_user;
-		other->user = buf->user;
-		other->rdv_req_id = buf->rdv_req_id;
-		other->credit_peer = FI_ADDR_NOTAVAIL;
-		ret = fi_send(ep->rail_eps[rail], other->data, len,
-			      ep->rail_desc[rail], peer->rail_fi_addr[rail],
-			      &other->rc.ctx);
-		mrail_policy_tx_posted(ep, rail, other->data, len, ret);
-		if (ret) {
-			mrail_tx_buf_put(ep, other);
-			continue;
-		}
-		mrail_tx_buf_put(ep, buf);
-		*bufp = other;
-	}
-	return ret;
-}
-
-/*
- * Sends an encoded message. One that spends a credit (a request) waits with
- * -FI_EAGAIN while the peer has returned none; callers unwind as for a
- * rail that pushes back.
- */
-ssize_t mrail_tx_buf_send(struct mrail_ep *ep, struct mrail_rail_buf *buf,
-			  size_t len, const struct mrail_av_peer *peer)
-{
-	fi_addr_t dest = (fi_addr_t) (peer - ep->av->peers);
-	bool spends = mrail_wire_needs_credit(buf->data, len);
-	size_t rail = buf->rc.rail;
-	ssize_t ret;
-
-	mrail_assert_locked(ep->domain);
-
-	if (mrail_liveness_unreachable(ep, dest)) {
-		mrail_tx_buf_put(ep, buf);
-		return -FI_EHOSTUNREACH;
-	}
-	if (spends) {
-		if (mrail_ep_reserve_peer(ep, dest)) {
-			mrail_tx_buf_put(ep, buf);
-			return -FI_ENOMEM;
-		}
-		if (!ep->tx_credits[dest]) {
-			mrail_tx_buf_put(ep, buf);
-			return -FI_EAGAIN;
-		}
-	}
-	ret = fi_send(ep->rail_eps[rail], buf->data, len, ep->rail_desc[rail],
-		      peer->rail_fi_addr[rail], &buf->rc.ctx);
-	mrail_policy_tx_posted(ep, rail, buf->data, len, ret);
-	if (ret == -FI_EAGAIN)
-		ret = tx_send_elsewhere(ep, &buf, len, peer);
-	mrail_liveness_sent(ep, dest, ret);
-	if (ret) {
-		mrail_tx_buf_put(ep, buf);
-		return ret;
-	}
-	if (spends) {
-		ep->tx_credits[dest]--;
-		buf->credit_peer = dest;
-	}
-	return 0;
 }
 
 /* acked: FI_DELIVERY_COMPLETE, the user completion waits for an ACK. */
@@ -1091,55 +471,6 @@ static ssize_t send_eager(struct mrail_ep *ep, const struct iovec *iov, size_t c
 	return ret;
 }
 
-/*
- * A send to a partial entry (a peer named by fi_getinfo(node, service) or
- * a socket address) needs the peer's full address first: the HELLO goes
- * out and this waits, progressing, up to MRAIL_FIRST_CONTACT_MS for the
- * answer. Applications post their first send once and expect it taken
- * (fabtests' scalable_ep does), as the core providers take it while they
- * connect. True once the entry is complete; false: the caller says
- * -FI_EAGAIN and the HELLO stays under way.
- */
-static bool first_contact(struct mrail_ep *ep, fi_addr_t dest)
-{
-	uint64_t deadline_ns = mrail_now_ns() + MRAIL_FIRST_CONTACT_MS * 1000000ULL;
-	struct mrail_av_peer *peer = mrail_av_get_peer(ep->av, dest);
-
-	if (!peer->hello_sent) {
-		peer->hello_sent = true;
-		ep->introduced[dest] = true;
-		hello_queue(ep, dest, false, false);
-	}
-	do {
-		mrail_ep_progress(ep);
-		/* Progress may grow the AV's table: look the entry up again. */
-		peer = mrail_av_get_peer(ep->av, dest);
-		if (!peer || !(peer->addr.flags & MRAIL_ADDR_FLAG_PARTIAL))
-			return peer != NULL;
-	} while (mrail_now_ns() < deadline_ns);
-	return false;
-}
-
-ssize_t mrail_contact_prepare(struct mrail_ep *ep, fi_addr_t dest)
-{
-	struct mrail_av_peer *peer = mrail_av_get_peer(ep->av, dest);
-
-	if (!peer || mrail_ep_reserve_peer(ep, dest))
-		return -FI_EINVAL;
-	switch (mrail_contact_step(peer->addr.flags & MRAIL_ADDR_FLAG_PARTIAL,
-				   ep->introduced[dest])) {
-	case MRAIL_CONTACT_AWAIT_REPLY:
-		return first_contact(ep, dest) ? 0 : -FI_EAGAIN;
-	case MRAIL_CONTACT_INTRODUCE:
-		ep->introduced[dest] = true;
-		hello_queue(ep, dest, false, true);
-		return 0;
-	case MRAIL_CONTACT_SEND:
-		break;
-	}
-	return 0;
-}
-
 ssize_t mrail_send_common(struct mrail_ep *ep, const struct iovec *iov, size_t count,
 			  fi_addr_t dest, uint64_t tag, uint64_t data, void *context,
 			  uint64_t flags, bool tagged, bool inject)
@@ -1177,14 +508,14 @@ ssize_t mrail_send_common(struct mrail_ep *ep, const struct iovec *iov, size_t c
 	/* Every entry of the peer sends in its one sequence stream. */
 	dest = mrail_av_canon(ep->av, dest);
 	peer = mrail_av_get_peer(ep->av, dest);
-	if (!peer || mrail_ep_reserve_peer(ep, dest)) {
+	if (!peer || mrail_peer_reserve(ep, dest)) {
 		ret = -FI_EINVAL;
 		goto out;
 	}
 	ret = mrail_contact_prepare(ep, dest);
 	if (ret)
 		goto out;
-	hdr.seq = ep->tx_seq[dest];
+	hdr.seq = ep->peers[dest].tx_seq;
 	if (hdr.op == MRAIL_OP_EAGER) {
 		hdr.payload_len = (uint32_t) len;
 		ret = send_eager(ep, iov, count, dest, &hdr, &user, complete_user,
@@ -1194,7 +525,7 @@ ssize_t mrail_send_common(struct mrail_ep *ep, const struct iovec *iov, size_t c
 	}
 	/* The sequence number is spent only by a send the rail accepted. */
 	if (!ret) {
-		ep->tx_seq[dest]++;
+		ep->peers[dest].tx_seq++;
 		mrail_progress_kick(ep->domain);
 	}
 out:
@@ -1207,9 +538,7 @@ void mrail_msg_flush(struct mrail_ep *ep)
 {
 	struct mrail_match_queue *queues[] = { ep->msgq, ep->tagq };
 	struct mrail_match_item *item, *next;
-	struct mrail_hello *hello;
-	size_t q, i;
-	void *held;
+	size_t q;
 
 	for (q = 0; q < 2; q++) {
 		/* A shared receive context's queues hold other endpoints'
@@ -1232,17 +561,7 @@ void mrail_msg_flush(struct mrail_ep *ep)
 				free(recv);
 		}
 	}
-	for (i = 0; i < ep->peer_cap; i++) {
-		while (ep->rx_peers[i].ready &&
-		       (held = mrail_reorder_drain(&ep->rx_peers[i].reorder)))
-			free(held);
-	}
 	mrail_rdv_flush(ep);
-	strangers_free(ep);
-	while ((hello = ep->hellos)) {
-		LL_DELETE(ep->hellos, hello);
-		free(hello);
-	}
 }
 
 /* ---- fi_ops_msg ---- */

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * What the message files share: mrail_msg.c (the eager protocol and the
- * receive path), mrail_rdv.c (rendezvous) and mrail_tagged.c (fi_ops_tagged).
+ * What the message and protocol files share: the engine (mrail_engine.c),
+ * mrail_msg.c (matching, delivery, the eager protocol), mrail_contact.c
+ * (HELLO and credits), mrail_rdv.c (rendezvous and the pull engine),
+ * mrail_tagged.c (fi_ops_tagged), mrail_rma.c and mrail_atomic.c.
  */
 #ifndef MRAIL_MSG_H
 #define MRAIL_MSG_H
@@ -51,8 +53,6 @@ size_t mrail_iov_total(const struct iovec *iov, size_t count);
 struct mrail_cq_entry mrail_recv_entry(const struct mrail_recv *recv,
 				       const struct mrail_rx_msg *msg);
 
-/* Whether a receive's completion goes to the CQ (errors always do). */
-bool mrail_recv_wants_completion(const struct mrail_ep *ep, uint64_t flags, int err);
 
 /* Writes the completion of a receive (flags: how it was posted). A part of
  * a multi-receive buffer (multi != NULL) that is the last to complete after
@@ -102,8 +102,30 @@ void mrail_tx_buf_put(struct mrail_ep *ep, struct mrail_rail_buf *buf);
 ssize_t mrail_tx_buf_send(struct mrail_ep *ep, struct mrail_rail_buf *buf,
 			  size_t len, const struct mrail_av_peer *peer);
 
-/* Reports malformed or unexpected input from a peer: warning + error entry. */
-void mrail_rx_report_bad_message(struct mrail_ep *ep, size_t rail, const char *why);
+/* The engine (mrail_engine.c). Frees the messages the engine holds for a closing endpoint. */
+void mrail_engine_flush(struct mrail_ep *ep);
+
+/* An EAGER or RTS decoded into a message for matching, or NULL with err. */
+struct mrail_rx_msg *mrail_msg_from_wire(struct mrail_ep *ep,
+					 const struct mrail_wire_hdr *hdr,
+					 const uint8_t *payload, fi_addr_t peer,
+					 char *err, size_t err_len);
+/* A message in its sender's order meets the receives waiting for it. */
+void mrail_msg_deliver(struct mrail_ep *ep, struct mrail_rx_msg *msg);
+
+/*
+ * Handlers of the engine's opcode table (rx_ops, mrail_engine.c): one
+ * message from peer on rail, header checked, payload hdr->payload_len bytes.
+ */
+/* First contact and credits (mrail_contact.c); peer is FI_ADDR_NOTAVAIL
+ * for a HELLO, which may come from a stranger. */
+void mrail_hello_handle_rx(struct mrail_ep *ep, size_t rail, fi_addr_t unknown,
+			   const struct mrail_wire_hdr *hdr, const uint8_t *payload);
+void mrail_credit_handle_rx(struct mrail_ep *ep, size_t rail, fi_addr_t peer,
+			    const struct mrail_wire_hdr *hdr, const uint8_t *payload);
+/* One credit-spending message from peer is off our rails: a CREDIT goes
+ * back once a batch has gathered. */
+void mrail_credit_owe(struct mrail_ep *ep, fi_addr_t peer);
 
 /* Rendezvous (mrail_rdv.c). Caller holds the domain lock. */
 ssize_t mrail_rdv_send(struct mrail_ep *ep, const struct iovec *iov, size_t count,
@@ -134,7 +156,7 @@ void mrail_rdv_mark_waited(struct mrail_ep *ep, bool *waited);
 void mrail_rdv_fail_peer(struct mrail_ep *ep, fi_addr_t peer, int err);
 
 /*
- * Peer liveness (mrail_liveness.c, decisions in core/liveness.c). Caller
+ * Peer liveness (mrail_peer.c, decisions in core/liveness.c). Caller
  * holds the lock. sent: a rail send to dest returned ret. heard: a message
  * from peer arrived. unreachable: sends to it must fail. progress: probes
  * and judges the peers now and then.
@@ -144,14 +166,46 @@ void mrail_liveness_heard(struct mrail_ep *ep, fi_addr_t peer);
 bool mrail_liveness_unreachable(const struct mrail_ep *ep, fi_addr_t dest);
 void mrail_liveness_progress(struct mrail_ep *ep);
 
-/* Sends a control message of at most one rail buffer now: 0, -FI_EAGAIN
- * when no transmit buffer is free or the rail pushes back, or an error. */
-int mrail_ctrl_send_now(struct mrail_ep *ep, fi_addr_t dest, const void *msg,
-			size_t len);
-/* Sends a small control message (an ACK, a READ_RESP) to peer, queued in
- * order behind others when no transmit buffer is free. */
+/*
+ * The deferred-work queue (mrail_deferred.c): mrail's own messages to peers,
+ * sent at once when a transmit buffer is free and nothing waits before them
+ * in their lane, else queued and sent by the progress engine in order.
+ */
+/* "Whichever rail the multiplexing policy picks", where a rail is asked. */
+#define MRAIL_ANY_RAIL SIZE_MAX
+/* A free transmit buffer of that rail, or NULL. */
+struct mrail_rail_buf *mrail_tx_buf_on_rail(struct mrail_ep *ep, size_t rail);
+/* Sends a control message of at most one rail buffer now, on rail or
+ * MRAIL_ANY_RAIL: 0, -FI_EAGAIN when no transmit buffer is free or the rail
+ * pushes back, or an error. Nothing is queued. */
+int mrail_ctrl_send_now(struct mrail_ep *ep, fi_addr_t dest, size_t rail,
+			const void *msg, size_t len);
+/* Sends it now or queues it in lane: 0, or an error for a message that can
+ * never go (the caller says so). */
+int mrail_ctrl_post(struct mrail_ep *ep, enum mrail_lane lane, fi_addr_t dest,
+		    size_t rail, const void *msg, size_t len);
+/* An answer (ACK, READ_RESP, ATOMIC_RESP, CREDIT) on any rail, normal lane;
+ * one that can never go is warned about. */
 void mrail_ctrl_send(struct mrail_ep *ep, fi_addr_t dest, const void *msg,
 		     size_t len);
+/* A message made only when it goes (a HELLO: it carries our name). */
+typedef int (*mrail_deferred_send_fn)(struct mrail_ep *ep, fi_addr_t peer,
+				      uint32_t arg);
+typedef void (*mrail_deferred_failed_fn)(struct mrail_ep *ep, fi_addr_t peer,
+					 uint32_t arg, int err);
+/* send(ep, dest, arg) now or when its turn comes, on rail; failed() is
+ * told if it never can go. The same call already waiting is not queued
+ * again. */
+void mrail_deferred_call(struct mrail_ep *ep, enum mrail_lane lane,
+			 fi_addr_t dest, size_t rail, mrail_deferred_send_fn send,
+			 mrail_deferred_failed_fn failed, uint32_t arg);
+/* Sends what waits, urgent lane first: the start of every progress round. */
+void mrail_deferred_progress(struct mrail_ep *ep);
+/* Whether anything waits (a closing endpoint lingers for it). */
+bool mrail_deferred_pending(const struct mrail_ep *ep);
+/* Drops what waits for a peer given up on, and everything at close. */
+void mrail_deferred_drop_peer(struct mrail_ep *ep, fi_addr_t peer);
+void mrail_deferred_flush(struct mrail_ep *ep);
 
 /* ---- RMA (mrail_rma.c) on the rendezvous machinery (mrail_rdv.c) ---- */
 

@@ -93,15 +93,6 @@ struct mrail_rdv_recv {
 	struct mrail_rsv_req rsv;	/* dynamic striping: rails reserved */
 };
 
-/* A control message (ACK, READ_RESP, ATOMIC_RESP) that found no free
- * transmit buffer; sent from progress, in order. At most one rail buffer. */
-struct mrail_pending_ack {
-	struct mrail_pending_ack *next;
-	fi_addr_t peer;
-	size_t len;
-	uint8_t msg[];
-};
-
 /* ---- sender ---- */
 
 static void rdv_send_release(struct mrail_ep *ep, struct mrail_rdv_send *rdv)
@@ -362,7 +353,7 @@ void mrail_atomic_wait_done(struct mrail_ep *ep, size_t rail, fi_addr_t peer,
 		snprintf(err, sizeof(err), "ATOMIC_RESP from peer %" PRIu64
 			 " for request %" PRIu64 ", which is no atomic of it "
 			 "waiting for one", (uint64_t) peer, req_id);
-		mrail_rx_report_bad_message(ep, rail, err);
+		mrail_cq_report_bad_message(ep, rail, err);
 		return;
 	}
 	HASH_DEL(ep->rdv_sends, wait);
@@ -370,7 +361,7 @@ void mrail_atomic_wait_done(struct mrail_ep *ep, size_t rail, fi_addr_t peer,
 		snprintf(err, sizeof(err), "ATOMIC_RESP from peer %" PRIu64
 			 " carries %zu bytes of result, the atomic expects %"
 			 PRIu64, (uint64_t) peer, result_len, wait->len);
-		mrail_rx_report_bad_message(ep, rail, err);
+		mrail_cq_report_bad_message(ep, rail, err);
 		status = -FI_EIO;
 	}
 	if (status) {
@@ -437,7 +428,7 @@ void mrail_rdv_handle_ack(struct mrail_ep *ep, size_t rail, fi_addr_t peer,
 
 	if (mrail_wire_ack_decode(payload, hdr->payload_len, &status, err,
 				  sizeof(err))) {
-		mrail_rx_report_bad_message(ep, rail, err);
+		mrail_cq_report_bad_message(ep, rail, err);
 		return;
 	}
 	HASH_FIND(hh, ep->rdv_sends, &hdr->req_id, sizeof(hdr->req_id), rdv);
@@ -446,10 +437,13 @@ void mrail_rdv_handle_ack(struct mrail_ep *ep, size_t rail, fi_addr_t peer,
 		snprintf(err, sizeof(err), "ACK from peer %" PRIu64 " for request %"
 			 PRIu64 ", which is no send to it waiting for one",
 			 (uint64_t) peer, hdr->req_id);
-		mrail_rx_report_bad_message(ep, rail, err);
+		mrail_cq_report_bad_message(ep, rail, err);
 		return;
 	}
 	HASH_DEL(ep->rdv_sends, rdv);
+	MRAIL_DBG(FI_LOG_EP_DATA, "ACK from peer %" PRIu64 " for request %"
+		  PRIu64 " (status %" PRId32 ")\n", (uint64_t) peer,
+		  hdr->req_id, status);
 	if (rdv->kind == MRAIL_WAIT_GRANT) {
 		/* The reader is done with our region: one remote read. */
 		mrail_rma_target_complete(ep, &rdv->user, status);
@@ -469,51 +463,6 @@ void mrail_rdv_handle_ack(struct mrail_ep *ep, size_t rail, fi_addr_t peer,
 }
 
 /* ---- ACKs ---- */
-
-int mrail_ctrl_send_now(struct mrail_ep *ep, fi_addr_t dest, const void *msg,
-			size_t len)
-{
-	struct mrail_av_peer *peer = mrail_av_get_peer(ep->av, dest);
-	struct mrail_rail_buf *buf;
-
-	if (!peer)
-		return -FI_EINVAL;
-	buf = mrail_tx_buf_get(ep);
-	if (!buf)
-		return -FI_EAGAIN;
-	memcpy(buf->data, msg, len);
-	buf->user = (struct mrail_cq_entry) { .src = FI_ADDR_NOTAVAIL };
-	return (int) mrail_tx_buf_send(ep, buf, len, peer);
-}
-
-void mrail_ctrl_send(struct mrail_ep *ep, fi_addr_t dest, const void *msg,
-		     size_t len)
-{
-	struct mrail_pending_ack *ack;
-	int ret = -FI_EAGAIN;
-
-	mrail_assert_locked(ep->domain);
-
-	/* Behind queued ones, so that they keep their order. */
-	if (!ep->pending_acks)
-		ret = mrail_ctrl_send_now(ep, dest, msg, len);
-	if (ret != -FI_EAGAIN) {
-		if (ret)
-			MRAIL_WARN(FI_LOG_EP_DATA, "cannot answer peer %" PRIu64
-				   ": %s\n", (uint64_t) dest, fi_strerror(-ret));
-		return;
-	}
-	ack = len <= MRAIL_RAIL_BUF_LEN ? malloc(sizeof(*ack) + len) : NULL;
-	if (!ack) {
-		MRAIL_WARN(FI_LOG_EP_DATA, "out of memory: peer %" PRIu64 "'s "
-			   "operation will not complete\n", (uint64_t) dest);
-		return;
-	}
-	ack->peer = dest;
-	ack->len = len;
-	memcpy(ack->msg, msg, len);
-	LL_APPEND(ep->pending_acks, ack);
-}
 
 void mrail_rdv_ack_sender(struct mrail_ep *ep, fi_addr_t peer, uint64_t req_id,
 			  int32_t status)
@@ -566,6 +515,9 @@ static void rdv_recv_finish(struct mrail_ep *ep, struct mrail_rdv_recv *rdv)
 {
 	struct mrail_cq_entry *entry = &rdv->user;
 
+	MRAIL_DBG(FI_LOG_EP_DATA, "pull from peer %" PRIu64 " done%s%s\n",
+		  (uint64_t) rdv->peer, rdv->err ? ": " : "",
+		  rdv->err ? fi_strerror(rdv->err) : "");
 	if (rdv->unplanned)
 		ep->rdv_unplanned--;
 	rdv_policy_release(ep, rdv);
@@ -776,6 +728,8 @@ static void rdv_pull_begin(struct mrail_ep *ep, struct mrail_rdv_recv *rdv)
 {
 	int ret;
 
+	MRAIL_DBG(FI_LOG_EP_DATA, "pull of %" PRIu64 " bytes from peer %" PRIu64
+		  " begins\n", rdv->to_read, (uint64_t) rdv->peer);
 	DL_APPEND(ep->rdv_recvs, rdv);
 	ret = rdv_register_local(ep, rdv);
 	if (ret) {
@@ -887,7 +841,7 @@ void mrail_rdv_read_granted(struct mrail_ep *ep, size_t rail, fi_addr_t peer,
 		snprintf(err, sizeof(err), "READ_RESP from peer %" PRIu64 " for "
 			 "request %" PRIu64 ", which is no read of it waiting for "
 			 "one", (uint64_t) peer, req_id);
-		mrail_rx_report_bad_message(ep, rail, err);
+		mrail_cq_report_bad_message(ep, rail, err);
 		mrail_rdv_ack_sender(ep, peer, grant_id, -FI_EINVAL);
 		return;
 	}
@@ -926,17 +880,9 @@ void mrail_rdv_handle_read(struct mrail_ep *ep, struct mrail_rail_ctx *rc, int e
 void mrail_rdv_progress(struct mrail_ep *ep)
 {
 	struct mrail_rdv_recv *rdv, *tmp;
-	struct mrail_pending_ack *ack;
 
 	mrail_assert_locked(ep->domain);
 
-	mrail_rsv_progress(ep);
-	while ((ack = ep->pending_acks)) {
-		if (mrail_ctrl_send_now(ep, ack->peer, ack->msg, ack->len) == -FI_EAGAIN)
-			break;
-		LL_DELETE(ep->pending_acks, ack);
-		free(ack);
-	}
 	if (ep->rdv_unplanned)
 		rdv_plan_waiting(ep);
 	DL_FOREACH_SAFE(ep->rdv_recvs, rdv, tmp)
@@ -956,19 +902,13 @@ void mrail_rdv_mark_waited(struct mrail_ep *ep, bool *waited)
 void mrail_rdv_fail_peer(struct mrail_ep *ep, fi_addr_t peer, int err)
 {
 	struct mrail_rdv_send *rdv, *tmp;
-	struct mrail_pending_ack *ack, *atmp;
 
 	HASH_ITER(hh, ep->rdv_sends, rdv, tmp) {
 		if (rdv->peer == peer)
 			mrail_rdv_send_failed(ep, rdv->req_id, err);
 	}
 	/* Queued control messages to it would hold up everyone else's. */
-	LL_FOREACH_SAFE(ep->pending_acks, ack, atmp) {
-		if (ack->peer == peer) {
-			LL_DELETE(ep->pending_acks, ack);
-			free(ack);
-		}
-	}
+	mrail_deferred_drop_peer(ep, peer);
 }
 
 /* The endpoint is closing (its rails are already closed). */
@@ -976,7 +916,6 @@ void mrail_rdv_flush(struct mrail_ep *ep)
 {
 	struct mrail_rdv_send *send, *stmp;
 	struct mrail_rdv_recv *recv, *rtmp;
-	struct mrail_pending_ack *ack, *atmp;
 
 	HASH_ITER(hh, ep->rdv_sends, send, stmp) {
 		HASH_DEL(ep->rdv_sends, send);
@@ -987,10 +926,6 @@ void mrail_rdv_flush(struct mrail_ep *ep)
 		if (recv->multi)
 			mrail_multi_recv_drop_part(recv->multi);
 		rdv_recv_free(ep, recv);
-	}
-	LL_FOREACH_SAFE(ep->pending_acks, ack, atmp) {
-		LL_DELETE(ep->pending_acks, ack);
-		free(ack);
 	}
 	mrail_rsv_flush(ep);
 }

@@ -24,19 +24,10 @@
 
 #define RSV_MSG_LEN (MRAIL_WIRE_HDR_LEN + MRAIL_WIRE_RSV_LEN)
 
-/* A control message waiting for a transmit buffer on its rail. */
-struct mrail_rsv_out {
-	struct mrail_rsv_out *next;
-	size_t rail;
-	fi_addr_t peer;
-	uint8_t msg[RSV_MSG_LEN];
-};
-
 struct mrail_rsv_ep {
 	struct mrail_rsv_rail rail[MRAIL_MAX_RAILS];
 	/* The transfer whose request is out on the rail, or which holds it. */
 	struct mrail_rsv_req *owner[MRAIL_MAX_RAILS];
-	struct mrail_rsv_out *queue;
 	uint8_t cursor;		/* where the next choice of rails starts */
 	uint64_t ignored;	/* stale or duplicate messages */
 };
@@ -69,28 +60,6 @@ static struct mrail_rsv_ep *rsv_get(struct mrail_ep *ep)
 
 /* ---- sending control messages on their rail ---- */
 
-static int rsv_send_now(struct mrail_ep *ep, size_t rail, fi_addr_t dest,
-			const uint8_t *msg)
-{
-	struct mrail_av_peer *peer = mrail_av_get_peer(ep->av, dest);
-	struct mrail_rail_buf *buf;
-
-	if (!peer)
-		return -FI_EINVAL;
-	buf = ep->tx_free[rail];
-	if (!buf)
-		return -FI_EAGAIN;
-	ep->tx_free[rail] = buf->free_next;
-	buf->free_next = NULL;
-	buf->rdv_req_id = 0;
-	buf->credit_peer = FI_ADDR_NOTAVAIL;
-	buf->complete_user = false;
-	buf->user = (struct mrail_cq_entry) { .src = FI_ADDR_NOTAVAIL };
-	memcpy(buf->data, msg, RSV_MSG_LEN);
-	/* The buffer goes back to its free list on failure. */
-	return (int) mrail_tx_buf_send(ep, buf, RSV_MSG_LEN, peer);
-}
-
 static void rsv_send(struct mrail_ep *ep, struct mrail_rsv_ep *rsv, size_t rail,
 		     fi_addr_t dest, const struct mrail_rsv_msg *m)
 {
@@ -100,8 +69,7 @@ static void rsv_send(struct mrail_ep *ep, struct mrail_rsv_ep *rsv, size_t rail,
 		.payload_len = MRAIL_WIRE_RSV_LEN,
 	};
 	uint8_t msg[RSV_MSG_LEN];
-	struct mrail_rsv_out *out;
-	int ret = -FI_EAGAIN;
+	int ret;
 
 	if (mrail_wire_hdr_encode(&hdr, msg, MRAIL_WIRE_HDR_LEN) < 0 ||
 	    mrail_wire_rsv_encode(m, msg + MRAIL_WIRE_HDR_LEN,
@@ -110,58 +78,14 @@ static void rsv_send(struct mrail_ep *ep, struct mrail_rsv_ep *rsv, size_t rail,
 			   "message of type %d\n", rail + 1, (int) m->type);
 		return;
 	}
-	/* Behind queued ones, so that each rail keeps their order. */
-	if (!rsv->queue)
-		ret = rsv_send_now(ep, rail, dest, msg);
-	if (ret != -FI_EAGAIN) {
-		if (ret)
-			MRAIL_WARN(FI_LOG_EP_DATA, "rail %zu: cannot send a "
-				   "reservation message to peer %" PRIu64 ": %s\n",
-				   rail + 1, (uint64_t) dest, fi_strerror(-ret));
-		return;
-	}
-	out = malloc(sizeof(*out));
-	if (!out) {
-		MRAIL_WARN(FI_LOG_EP_DATA, "rail %zu: out of memory: a reservation "
-			   "message to peer %" PRIu64 " is lost (the peer's "
-			   "timeout recovers)\n", rail + 1, (uint64_t) dest);
-		return;
-	}
-	out->next = NULL;
-	out->rail = rail;
-	out->peer = dest;
-	memcpy(out->msg, msg, sizeof(msg));
-	LL_APPEND(rsv->queue, out);
-}
-
-void mrail_rsv_progress(struct mrail_ep *ep)
-{
-	struct mrail_rsv_ep *rsv = ep->rsv;
-	struct mrail_rsv_out *out, *tmp;
-	uint32_t blocked = 0;
-	int ret;
-
-	if (!rsv)
-		return;
-	if (rsv->ignored)
-		MRAIL_INFO(FI_LOG_EP_CTRL, "%" PRIu64 " stale or duplicate rail "
-			   "reservation messages were ignored\n", rsv->ignored);
-	LL_FOREACH_SAFE(rsv->queue, out, tmp) {
-		if (blocked & (1u << out->rail))
-			continue;
-		ret = rsv_send_now(ep, out->rail, out->peer, out->msg);
-		if (ret == -FI_EAGAIN) {
-			blocked |= 1u << out->rail;
-			continue;
-		}
-		if (ret)
-			MRAIL_WARN(FI_LOG_EP_DATA, "rail %zu: cannot send a "
-				   "reservation message to peer %" PRIu64 ": %s\n",
-				   out->rail + 1, (uint64_t) out->peer,
-				   fi_strerror(-ret));
-		LL_DELETE(rsv->queue, out);
-		free(out);
-	}
+	/* Bound to its rail: a reservation is for that rail. The queue keeps
+	 * each rail's messages in order. */
+	ret = mrail_ctrl_post(ep, MRAIL_LANE_NORMAL, dest, rail, msg, sizeof(msg));
+	if (ret)
+		MRAIL_WARN(FI_LOG_EP_DATA, "rail %zu: cannot send a reservation "
+			   "message to peer %" PRIu64 ": %s (the peer's timeout "
+			   "recovers)\n", rail + 1, (uint64_t) dest,
+			   fi_strerror(-ret));
 }
 
 /* Feeds one event to rail's port; sends what it says to dest. */
@@ -169,12 +93,18 @@ static int rsv_step(struct mrail_ep *ep, struct mrail_rsv_ep *rsv, size_t rail,
 		    fi_addr_t dest, const struct mrail_rsv_event *ev,
 		    struct mrail_rsv_actions *act)
 {
+	enum mrail_rsv_state before = rsv->rail[rail].state;
 	size_t i;
 	int ret;
 
 	ret = mrail_rsv_step(&rsv->rail[rail], ev, act);
 	if (ret)
 		return ret;
+	if (rsv->rail[rail].state != before)
+		MRAIL_DBG(FI_LOG_EP_DATA, "rail %zu: reservation state %d -> %d "
+			  "(event %d from node %" PRIu32 ")\n", rail + 1,
+			  (int) before, (int) rsv->rail[rail].state,
+			  (int) ev->type, ev->peer);
 	for (i = 0; i < act->count; i++)
 		rsv_send(ep, rsv, rail, dest, &act->msg[i]);
 	if (act->ignored)
@@ -198,7 +128,7 @@ void mrail_rsv_handle_rx(struct mrail_ep *ep, size_t rail, fi_addr_t peer,
 
 	if (mrail_wire_rsv_decode(payload, hdr->payload_len, &msg, err,
 				  sizeof(err))) {
-		mrail_rx_report_bad_message(ep, rail, err);
+		mrail_cq_report_bad_message(ep, rail, err);
 		return;
 	}
 	rsv = rsv_get(ep);
@@ -211,7 +141,7 @@ void mrail_rsv_handle_rx(struct mrail_ep *ep, size_t rail, fi_addr_t peer,
 		snprintf(err, sizeof(err), "reservation message of type %d from "
 			 "peer %" PRIu64 " makes no sense", (int) msg.type,
 			 (uint64_t) peer);
-		mrail_rx_report_bad_message(ep, rail, err);
+		mrail_cq_report_bad_message(ep, rail, err);
 		return;
 	}
 	if (act.notice == MRAIL_RSV_NOTICE_NONE)
@@ -413,17 +343,12 @@ uint32_t mrail_rsv_rail_state(const struct mrail_ep *ep, size_t rail)
 void mrail_rsv_flush(struct mrail_ep *ep)
 {
 	struct mrail_rsv_ep *rsv = ep->rsv;
-	struct mrail_rsv_out *out, *tmp;
 
 	if (!rsv)
 		return;
 	if (rsv->ignored)
 		MRAIL_INFO(FI_LOG_EP_CTRL, "%" PRIu64 " stale or duplicate rail "
 			   "reservation messages were ignored\n", rsv->ignored);
-	LL_FOREACH_SAFE(rsv->queue, out, tmp) {
-		LL_DELETE(rsv->queue, out);
-		free(out);
-	}
 	free(rsv);
 	ep->rsv = NULL;
 }

@@ -56,9 +56,6 @@ void mrail_rsv_end(struct mrail_ep *ep, struct mrail_rsv_req *req);
 void mrail_rsv_handle_rx(struct mrail_ep *ep, size_t rail, fi_addr_t peer,
 			 const struct mrail_wire_hdr *hdr, const uint8_t *payload);
 
-/* Sends what waited for a transmit buffer. */
-void mrail_rsv_progress(struct mrail_ep *ep);
-
 /* The reservation state of rail (enum fi_mrail_rail_state). */
 uint32_t mrail_rsv_rail_state(const struct mrail_ep *ep, size_t rail);
 

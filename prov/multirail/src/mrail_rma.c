@@ -184,7 +184,7 @@ static void rma_handle_write(struct mrail_ep *ep, size_t rail, fi_addr_t peer,
 			     0, &iov, 1, &entry, false);
 	return;
 bad:
-	mrail_rx_report_bad_message(ep, rail, err);
+	mrail_cq_report_bad_message(ep, rail, err);
 	mrail_rdv_ack_sender(ep, peer, hdr->req_id, -FI_EINVAL);
 }
 
@@ -213,7 +213,7 @@ static void rma_handle_read_req(struct mrail_ep *ep, size_t rail, fi_addr_t peer
 
 	if (mrail_wire_rma_decode(payload, hdr->payload_len, false, &ep->limits,
 				  &rma, err, sizeof(err))) {
-		mrail_rx_report_bad_message(ep, rail, err);
+		mrail_cq_report_bad_message(ep, rail, err);
 		mrail_rdv_ack_sender(ep, peer, hdr->req_id, -FI_EINVAL);
 		return;
 	}
@@ -267,14 +267,14 @@ static void rma_handle_read_resp(struct mrail_ep *ep, size_t rail, fi_addr_t pee
 
 	if (mrail_wire_grant_decode(payload, hdr->payload_len, &grant, &offset,
 				    err, sizeof(err))) {
-		mrail_rx_report_bad_message(ep, rail, err);
+		mrail_cq_report_bad_message(ep, rail, err);
 		mrail_rdv_read_refused(ep, peer, hdr->req_id, FI_EIO);
 		return;
 	}
 	if (mrail_wire_rts_decode(payload + MRAIL_WIRE_GRANT_LEN,
 				  hdr->payload_len - MRAIL_WIRE_GRANT_LEN,
 				  &ep->limits, &rts, err, sizeof(err))) {
-		mrail_rx_report_bad_message(ep, rail, err);
+		mrail_cq_report_bad_message(ep, rail, err);
 		mrail_rdv_read_refused(ep, peer, hdr->req_id, FI_EIO);
 		mrail_rdv_ack_sender(ep, peer, grant, -FI_EINVAL);
 		return;
@@ -296,7 +296,7 @@ void mrail_rma_handle_rx(struct mrail_ep *ep, size_t rail, fi_addr_t peer,
 		rma_handle_read_resp(ep, rail, peer, hdr, payload);
 		break;
 	default:
-		mrail_rx_report_bad_message(ep, rail, "not an RMA operation");
+		mrail_cq_report_bad_message(ep, rail, "not an RMA operation");
 		break;
 	}
 }

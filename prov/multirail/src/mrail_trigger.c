@@ -374,6 +374,10 @@ static int trig_flags_check(enum fi_op_type type, uint64_t flags)
 	return 0;
 }
 
+static int trigger_copy_op(struct mrail_trig_work *work, const void *msg,
+			   const struct fi_msg_fetch *fetch,
+			   const struct fi_msg_compare *compare);
+
 ssize_t mrail_trigger_post(struct mrail_ep *ep, enum fi_op_type type,
 			   const void *msg, const struct fi_msg_fetch *fetch,
 			   const struct fi_msg_compare *compare, uint64_t flags)
@@ -414,7 +418,7 @@ ssize_t mrail_trigger_post(struct mrail_ep *ep, enum fi_op_type type,
 		return -FI_ENOMEM;
 	work->trigger_cntr = cntr;
 	work->user_context = context;
-	ret = mrail_trigger_copy_op(work, msg, fetch, compare);
+	ret = trigger_copy_op(work, msg, fetch, compare);
 	if (ret)
 		goto err;
 	mrail_domain_lock(domain);
@@ -435,9 +439,9 @@ err:
 	return ret;
 }
 
-int mrail_trigger_copy_op(struct mrail_trig_work *work, const void *msg,
-			  const struct fi_msg_fetch *fetch,
-			  const struct fi_msg_compare *compare)
+static int trigger_copy_op(struct mrail_trig_work *work, const void *msg,
+			   const struct fi_msg_fetch *fetch,
+			   const struct fi_msg_compare *compare)
 {
 	int ret;
 
@@ -821,7 +825,7 @@ static int deferred_fill(struct mrail_domain *domain, const struct fi_deferred_w
 	 * work_complete decides what the application gets. */
 	work->flags |= ep ? FI_COMPLETION : 0;
 	if (ep) {
-		ret = mrail_trigger_copy_op(work, msg, fetch, compare);
+		ret = trigger_copy_op(work, msg, fetch, compare);
 		if (ret) {
 			work_free(work);
 			return ret;

@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * Peer liveness: the endpoint's side of core/liveness.c. Every rail send
+ * Peers: everything an endpoint keeps about each peer (struct mrail_peer,
+ * indexed by the peer's canonical fi_addr), and whether the peer lives.
+ *
+ * Liveness is the endpoint's side of core/liveness.c. Every rail send
  * reports whether the peer's rail took it, every message from a peer says
  * it lives, and now and then (MRAIL_LIVENESS_CHECK_NS) progress probes the
  * silent peers this endpoint waits on and gives up on those whose rails
@@ -27,25 +30,63 @@ static uint64_t live_now_ns(void)
 	return (uint64_t) ts.tv_sec * 1000000000ULL + (uint64_t) ts.tv_nsec;
 }
 
+int mrail_peer_reserve(struct mrail_ep *ep, fi_addr_t fi_addr)
+{
+	struct mrail_peer *peers;
+	size_t cap, i;
+
+	mrail_assert_locked(ep->domain);
+
+	if (fi_addr < ep->peer_cap)
+		return 0;
+	cap = ep->peer_cap ? ep->peer_cap : 64;
+	while (cap <= fi_addr)
+		cap *= 2;
+	peers = realloc(ep->peers, cap * sizeof(*peers));
+	if (!peers)
+		return -FI_ENOMEM;
+	memset(peers + ep->peer_cap, 0, (cap - ep->peer_cap) * sizeof(*peers));
+	for (i = ep->peer_cap; i < cap; i++)
+		peers[i].tx_credits = MRAIL_TX_CREDITS;
+	ep->peers = peers;
+	ep->peer_cap = cap;
+	return 0;
+}
+
+void mrail_peers_free(struct mrail_ep *ep)
+{
+	size_t i;
+
+	for (i = 0; i < ep->peer_cap; i++) {
+		if (ep->peers[i].rx.ready)
+			mrail_reorder_fini(&ep->peers[i].rx.reorder);
+	}
+	free(ep->peers);
+	ep->peers = NULL;
+	ep->peer_cap = 0;
+}
+
+/* ---- liveness ---- */
+
 void mrail_liveness_sent(struct mrail_ep *ep, fi_addr_t dest, ssize_t ret)
 {
 	if (ret && ret != -FI_EAGAIN)
 		return;
-	if (!ep->live_timeout_ns || mrail_ep_reserve_peer(ep, dest))
+	if (!ep->live_timeout_ns || mrail_peer_reserve(ep, dest))
 		return;
-	mrail_live_sent(&ep->live[dest], ret == -FI_EAGAIN, live_now_ns());
+	mrail_live_sent(&ep->peers[dest].live, ret == -FI_EAGAIN, live_now_ns());
 }
 
 void mrail_liveness_heard(struct mrail_ep *ep, fi_addr_t peer)
 {
-	if (!ep->live_timeout_ns || mrail_ep_reserve_peer(ep, peer))
+	if (!ep->live_timeout_ns || mrail_peer_reserve(ep, peer))
 		return;
-	mrail_live_heard(&ep->live[peer], live_now_ns());
+	mrail_live_heard(&ep->peers[peer].live, live_now_ns());
 }
 
 bool mrail_liveness_unreachable(const struct mrail_ep *ep, fi_addr_t dest)
 {
-	return dest < ep->peer_cap && ep->live[dest].unreachable;
+	return dest < ep->peer_cap && ep->peers[dest].live.unreachable;
 }
 
 /* A PROBE: whether the peer's rail takes it is the answer (the send
@@ -59,13 +100,15 @@ static void probe(struct mrail_ep *ep, fi_addr_t dest)
 	if (!peer || (peer->addr.flags & MRAIL_ADDR_FLAG_PARTIAL))
 		return;
 	mrail_wire_hdr_encode(&hdr, msg, sizeof(msg));
+	MRAIL_DBG(FI_LOG_EP_DATA, "peer %" PRIu64 " is silent: probing it\n",
+		  (uint64_t) dest);
 	/* No free buffer: the rails are busy, try at the next check. */
-	(void) mrail_ctrl_send_now(ep, dest, msg, sizeof(msg));
+	(void) mrail_ctrl_send_now(ep, dest, MRAIL_ANY_RAIL, msg, sizeof(msg));
 }
 
 static void give_up(struct mrail_ep *ep, fi_addr_t dest)
 {
-	ep->live[dest].unreachable = true;
+	ep->peers[dest].live.unreachable = true;
 	MRAIL_WARN(FI_LOG_EP_DATA, "peer %" PRIu64 ": its rails have refused every "
 		   "message for %" PRIu64 " s (FI_MRAIL_PEER_TIMEOUT): it is taken "
 		   "for dead, its operations fail with FI_EHOSTUNREACH\n",
@@ -90,10 +133,10 @@ void mrail_liveness_progress(struct mrail_ep *ep)
 		return;
 	mrail_rdv_mark_waited(ep, waited);
 	for (i = 0; i < ep->peer_cap; i++) {
-		switch (mrail_live_judge(&ep->live[i], now, ep->live_timeout_ns,
+		switch (mrail_live_judge(&ep->peers[i].live, now, ep->live_timeout_ns,
 					 waited[i])) {
 		case MRAIL_LIVE_PROBE:
-			ep->live[i].probed_ns = now;
+			ep->peers[i].live.probed_ns = now;
 			probe(ep, (fi_addr_t) i);
 			break;
 		case MRAIL_LIVE_UNREACHABLE:

@@ -1,0 +1,363 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Transmit: everything mrail sends goes out in one of the rails' transmit
+ * buffers, taken here (from the rail the multiplexing policy picks, or a
+ * given one), sent here (mrail_tx_buf_send: credits, liveness, another rail
+ * when one pushes back) and given back here.
+ *
+ * And the deferred-work queue: mrail's own messages to peers (ACKs,
+ * READ_RESPs, ATOMIC_RESPs, CREDITs, reservation messages, collective
+ * signals, HELLOs) that found no free transmit buffer when they were due.
+ * They wait in the order they were due, and the progress engine sends them
+ * at the start of every round (mrail_deferred_progress), before it issues
+ * new reads. Two lanes: collective signals go in the urgent lane, drained
+ * first, so a barrier's next step never waits behind bulk traffic's ACKs.
+ * Within a lane order is kept per rail: a message bound to a rail
+ * (reservations, HELLOs) waits only for that rail's earlier ones, a message
+ * any rail may carry waits for every earlier one of its kind.
+ *
+ * Caller holds the domain lock throughout.
+ */
+#include "mrail.h"
+#include "mrail_msg.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <utlist.h>
+
+/*
+ * One message waiting: its bytes, or (send set) a message made when it goes,
+ * by send(ep, peer, arg), with failed(ep, peer, arg, err) told when it
+ * cannot go. A HELLO is made so: it carries our name.
+ */
+struct mrail_deferred {
+	struct mrail_deferred *next;
+	fi_addr_t peer;
+	size_t rail;		/* MRAIL_ANY_RAIL: the multiplexing policy picks */
+	mrail_deferred_send_fn send;
+	mrail_deferred_failed_fn failed;
+	uint32_t arg;
+	size_t len;		/* bytes: at most one rail buffer */
+	uint8_t msg[];
+};
+
+/* ---- transmit buffers ---- */
+
+
+struct mrail_rail_buf *mrail_tx_buf_on_rail(struct mrail_ep *ep, size_t rail)
+{
+	struct mrail_rail_buf *buf = ep->tx_free[rail];
+
+	if (!buf)
+		return NULL;
+	ep->tx_free[rail] = buf->free_next;
+	buf->free_next = NULL;
+	buf->rdv_req_id = 0;
+	buf->credit_peer = FI_ADDR_NOTAVAIL;
+	buf->complete_user = false;
+	return buf;
+}
+
+struct mrail_rail_buf *mrail_tx_buf_get(struct mrail_ep *ep)
+{
+	int rail = mrail_policy_tx_rail(ep);	/* the multiplexing policy */
+
+	if (rail < 0)
+		return NULL;
+	return mrail_tx_buf_on_rail(ep, (size_t) rail);
+}
+
+void mrail_tx_buf_put(struct mrail_ep *ep, struct mrail_rail_buf *buf)
+{
+	buf->free_next = ep->tx_free[buf->rc.rail];
+	ep->tx_free[buf->rc.rail] = buf;
+}
+
+/*
+ * The rail of *bufp pushed back. ofi_rxm does that on the first send to a
+ * peer over a rail, while it sets up the connection, so an application
+ * that has talked to a peer over one rail would see -FI_EAGAIN from a send
+ * that round-robin put on another. Instead the message moves to a free
+ * buffer of another rail the peer can be reached on (the order of messages
+ * is the sequence numbers' business); the rail that pushed back gets its
+ * buffer back. Returns 0 with *bufp sent, or the last rail's refusal.
+ */
+static ssize_t tx_send_elsewhere(struct mrail_ep *ep, struct mrail_rail_buf **bufp,
+				 size_t len, const struct mrail_av_peer *peer)
+{
+	struct mrail_rail_buf *buf = *bufp, *other;
+	size_t n, rail;
+	ssize_t ret = -FI_EAGAIN;
+
+	for (n = 1; n < ep->rail_count && ret == -FI_EAGAIN; n++) {
+		rail = (buf->rc.rail + n) % ep->rail_count;
+		/* A partial peer has rail 0 only; a rail of weight 0
+		 * never carries messages. */
+		if (rail >= peer->rails_held || !ep->tx_free[rail] ||
+		    (ep->policy.mux.policy == MRAIL_MUX_WEIGHTED &&
+		     !ep->policy.mux.weight[rail]))
+			continue;
+		other = ep->tx_free[rail];
+		ep->tx_free[rail] = other->free_next;
+		other->free_next = NULL;
+		memcpy(other->data, buf->data, len);
+		other->complete_user = buf->complete_user;
+		other->user = buf->user;
+		other->rdv_req_id = buf->rdv_req_id;
+		other->credit_peer = FI_ADDR_NOTAVAIL;
+		ret = fi_send(ep->rail_eps[rail], other->data, len,
+			      ep->rail_desc[rail], peer->rail_fi_addr[rail],
+			      &other->rc.ctx);
+		mrail_policy_tx_posted(ep, rail, other->data, len, ret);
+		if (ret) {
+			mrail_tx_buf_put(ep, other);
+			continue;
+		}
+		mrail_tx_buf_put(ep, buf);
+		*bufp = other;
+	}
+	return ret;
+}
+
+/*
+ * Sends an encoded message. One that spends a credit (a request) waits with
+ * -FI_EAGAIN while the peer has returned none; callers unwind as for a
+ * rail that pushes back.
+ */
+ssize_t mrail_tx_buf_send(struct mrail_ep *ep, struct mrail_rail_buf *buf,
+			  size_t len, const struct mrail_av_peer *peer)
+{
+	fi_addr_t dest = (fi_addr_t) (peer - ep->av->peers);
+	bool spends = mrail_wire_needs_credit(buf->data, len);
+	size_t rail = buf->rc.rail;
+	ssize_t ret;
+
+	mrail_assert_locked(ep->domain);
+
+	if (mrail_liveness_unreachable(ep, dest)) {
+		mrail_tx_buf_put(ep, buf);
+		return -FI_EHOSTUNREACH;
+	}
+	if (spends) {
+		if (mrail_peer_reserve(ep, dest)) {
+			mrail_tx_buf_put(ep, buf);
+			return -FI_ENOMEM;
+		}
+		if (!ep->peers[dest].tx_credits) {
+			mrail_tx_buf_put(ep, buf);
+			return -FI_EAGAIN;
+		}
+	}
+	ret = fi_send(ep->rail_eps[rail], buf->data, len, ep->rail_desc[rail],
+		      peer->rail_fi_addr[rail], &buf->rc.ctx);
+	mrail_policy_tx_posted(ep, rail, buf->data, len, ret);
+	if (ret == -FI_EAGAIN)
+		ret = tx_send_elsewhere(ep, &buf, len, peer);
+	mrail_liveness_sent(ep, dest, ret);
+	if (ret) {
+		mrail_tx_buf_put(ep, buf);
+		return ret;
+	}
+	if (spends) {
+		ep->peers[dest].tx_credits--;
+		buf->credit_peer = dest;
+	}
+	return 0;
+}
+
+/* ---- control messages and the deferred-work queue ---- */
+
+int mrail_ctrl_send_now(struct mrail_ep *ep, fi_addr_t dest, size_t rail,
+			const void *msg, size_t len)
+{
+	struct mrail_av_peer *peer = mrail_av_get_peer(ep->av, dest);
+	struct mrail_rail_buf *buf;
+
+	if (!peer || len > MRAIL_RAIL_BUF_LEN)
+		return -FI_EINVAL;
+	buf = rail == MRAIL_ANY_RAIL ? mrail_tx_buf_get(ep) :
+				       mrail_tx_buf_on_rail(ep, rail);
+	if (!buf)
+		return -FI_EAGAIN;
+	memcpy(buf->data, msg, len);
+	buf->user = (struct mrail_cq_entry) { .src = FI_ADDR_NOTAVAIL };
+	/* The buffer goes back to its free list on failure. */
+	return (int) mrail_tx_buf_send(ep, buf, len, peer);
+}
+
+static int deferred_send(struct mrail_ep *ep, const struct mrail_deferred *d)
+{
+	if (d->send)
+		return d->send(ep, d->peer, d->arg);
+	return mrail_ctrl_send_now(ep, d->peer, d->rail, d->msg, d->len);
+}
+
+static void deferred_failed(struct mrail_ep *ep, const struct mrail_deferred *d,
+			    int err)
+{
+	if (d->failed) {
+		d->failed(ep, d->peer, d->arg, err);
+		return;
+	}
+	MRAIL_WARN(FI_LOG_EP_DATA, "cannot send a control message to peer %"
+		   PRIu64 "%s: %s\n", (uint64_t) d->peer,
+		   d->rail == MRAIL_ANY_RAIL ? "" : " on its rail",
+		   fi_strerror(-err));
+}
+
+/* Which earlier messages one waits for: those of its rail, or all those
+ * any rail may carry. */
+static uint32_t deferred_order_bit(const struct mrail_deferred *d)
+{
+	return d->rail == MRAIL_ANY_RAIL ? 1u << MRAIL_MAX_RAILS : 1u << d->rail;
+}
+
+static void lane_drain(struct mrail_ep *ep, struct mrail_deferred **lane)
+{
+	struct mrail_deferred *d, *tmp;
+	uint32_t blocked = 0, bit;
+	int ret;
+
+	LL_FOREACH_SAFE(*lane, d, tmp) {
+		bit = deferred_order_bit(d);
+		if (blocked & bit)
+			continue;
+		ret = deferred_send(ep, d);
+		if (ret == -FI_EAGAIN) {
+			blocked |= bit;
+			continue;
+		}
+		if (ret)
+			deferred_failed(ep, d, ret);
+		LL_DELETE(*lane, d);
+		free(d);
+	}
+}
+
+void mrail_deferred_progress(struct mrail_ep *ep)
+{
+	size_t lane;
+
+	mrail_assert_locked(ep->domain);
+
+	for (lane = 0; lane < MRAIL_LANES; lane++)
+		lane_drain(ep, &ep->deferred[lane]);
+}
+
+/* Sends d now unless earlier messages of its lane wait, else queues it.
+ * 0: sent or queued; an error: it can never go (d is freed, the caller
+ * says so). */
+static int deferred_post(struct mrail_ep *ep, enum mrail_lane lane,
+			 struct mrail_deferred *d)
+{
+	int ret = -FI_EAGAIN;
+
+	if (!ep->deferred[lane])
+		ret = deferred_send(ep, d);
+	if (ret == -FI_EAGAIN) {
+		MRAIL_DBG(FI_LOG_EP_DATA, "a message to peer %" PRIu64 " waits "
+			  "for a transmit buffer\n", (uint64_t) d->peer);
+		LL_APPEND(ep->deferred[lane], d);
+		return 0;
+	}
+	free(d);
+	return ret;
+}
+
+int mrail_ctrl_post(struct mrail_ep *ep, enum mrail_lane lane, fi_addr_t dest,
+		    size_t rail, const void *msg, size_t len)
+{
+	struct mrail_deferred *d;
+
+	mrail_assert_locked(ep->domain);
+
+	if (len > MRAIL_RAIL_BUF_LEN)
+		return -FI_EINVAL;
+	d = malloc(sizeof(*d) + len);
+	if (!d)
+		return -FI_ENOMEM;
+	*d = (struct mrail_deferred) { .peer = dest, .rail = rail, .len = len };
+	memcpy(d->msg, msg, len);
+	return deferred_post(ep, lane, d);
+}
+
+void mrail_ctrl_send(struct mrail_ep *ep, fi_addr_t dest, const void *msg,
+		     size_t len)
+{
+	int ret;
+
+	ret = mrail_ctrl_post(ep, MRAIL_LANE_NORMAL, dest, MRAIL_ANY_RAIL, msg, len);
+	if (ret)
+		MRAIL_WARN(FI_LOG_EP_DATA, "cannot answer peer %" PRIu64 ": %s; "
+			   "what waits for the answer there fails by its "
+			   "timeout\n", (uint64_t) dest, fi_strerror(-ret));
+}
+
+void mrail_deferred_call(struct mrail_ep *ep, enum mrail_lane lane,
+			 fi_addr_t dest, size_t rail, mrail_deferred_send_fn send,
+			 mrail_deferred_failed_fn failed, uint32_t arg)
+{
+	struct mrail_deferred *d;
+	int ret;
+
+	mrail_assert_locked(ep->domain);
+
+	/* The same message twice would say nothing more. */
+	LL_FOREACH(ep->deferred[lane], d) {
+		if (d->send == send && d->peer == dest && d->arg == arg)
+			return;
+	}
+	d = malloc(sizeof(*d));
+	if (!d) {
+		failed(ep, dest, arg, -FI_ENOMEM);
+		return;
+	}
+	*d = (struct mrail_deferred) {
+		.peer = dest, .rail = rail, .send = send, .failed = failed,
+		.arg = arg,
+	};
+	ret = deferred_post(ep, lane, d);
+	if (ret)
+		failed(ep, dest, arg, ret);
+}
+
+bool mrail_deferred_pending(const struct mrail_ep *ep)
+{
+	size_t lane;
+
+	for (lane = 0; lane < MRAIL_LANES; lane++) {
+		if (ep->deferred[lane])
+			return true;
+	}
+	return false;
+}
+
+void mrail_deferred_drop_peer(struct mrail_ep *ep, fi_addr_t peer)
+{
+	struct mrail_deferred *d, *tmp;
+	size_t lane;
+
+	for (lane = 0; lane < MRAIL_LANES; lane++) {
+		LL_FOREACH_SAFE(ep->deferred[lane], d, tmp) {
+			if (d->peer != peer)
+				continue;
+			LL_DELETE(ep->deferred[lane], d);
+			free(d);
+		}
+	}
+}
+
+void mrail_deferred_flush(struct mrail_ep *ep)
+{
+	struct mrail_deferred *d;
+	size_t lane;
+
+	for (lane = 0; lane < MRAIL_LANES; lane++) {
+		while ((d = ep->deferred[lane])) {
+			LL_DELETE(ep->deferred[lane], d);
+			free(d);
+		}
+	}
+}
