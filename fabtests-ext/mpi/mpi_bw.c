@@ -72,14 +72,11 @@ static int parse_options(int argc, char **argv, struct bw_options *o)
 				goto bad;
 			break;
 		case 'l': o->latency = 1; break;
-		case 'h': usage(stdout); return 1;
-		default: usage(stderr); return 2;
+		default: return mpi_option_help(opt, usage);
 		}
 	}
-	if (optind != argc) {
-		fprintf(stderr, "mpi_bw: unexpected argument '%s'\n", argv[optind]);
+	if (mpi_no_operands("mpi_bw", argc, argv))
 		return 2;
-	}
 	if (!sizes)
 		sizes = o->latency ? "0,1,8,64,512,4K,16K" : "1K,4K,16K,64K,256K,1M,4M";
 	o->n_sizes = mpi_parse_size_list("mpi_bw", sizes, 0, 0x7fffffff, o->sizes, MAX_SIZES);

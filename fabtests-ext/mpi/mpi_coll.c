@@ -99,33 +99,23 @@ static void usage(FILE *out)
 
 /* NAME selects the sub-test of that name, or every sub-test whose
  * collective part or communicator part it is. */
-static int select_sub_tests(struct options *o, const char *list)
+static int select_sub_tests(void *arg, const char *name)
 {
-	char *copy = strdup(list), *name, *save = NULL;
-	int ret = 0;
+	struct options *o = arg;
+	int found = 0;
 	size_t i;
 
-	for (name = strtok_r(copy, ",", &save); name; name = strtok_r(NULL, ",", &save)) {
-		int found = 0;
+	for (i = 0; i < o->n_subs; i++) {
+		const char *colon = strchr(o->subs[i].name, ':');
+		size_t comm_len = (size_t)(colon - o->subs[i].name);
 
-		for (i = 0; i < o->n_subs; i++) {
-			const char *colon = strchr(o->subs[i].name, ':');
-			size_t comm_len = (size_t)(colon - o->subs[i].name);
-
-			if (strcmp(name, o->subs[i].name) == 0 || strcmp(name, colon + 1) == 0 ||
-			    (strlen(name) == comm_len && strncmp(name, o->subs[i].name, comm_len) == 0)) {
-				o->selected[i] = 1;
-				found = 1;
-			}
-		}
-		if (!found) {
-			fprintf(stderr, "mpi_coll: unknown sub-test '%s' (-l lists them)\n", name);
-			ret = -1;
-			break;
+		if (strcmp(name, o->subs[i].name) == 0 || strcmp(name, colon + 1) == 0 ||
+		    (strlen(name) == comm_len && strncmp(name, o->subs[i].name, comm_len) == 0)) {
+			o->selected[i] = 1;
+			found++;
 		}
 	}
-	free(copy);
-	return ret;
+	return found;
 }
 
 /* 0: run; 1: exit 0 (listed, help); 2: usage error. Needs no MPI. */
@@ -143,7 +133,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 	while ((opt = getopt(argc, argv, "t:M:w:i:lh")) != -1) {
 		switch (opt) {
 		case 't':
-			if (select_sub_tests(o, optarg))
+			if (mpi_select_names("mpi_coll", optarg, select_sub_tests, o))
 				return 2;
 			any = 1;
 			break;
@@ -154,11 +144,8 @@ static int parse_options(int argc, char **argv, struct options *o)
 			}
 			break;
 		case 'w':
-			if (mpi_parse_uint(optarg, 86400, &value)) {
-				fprintf(stderr, "mpi_coll: -w '%s': not a number of seconds\n", optarg);
+			if (mpi_parse_seconds("mpi_coll", opt, optarg, 0, &o->timeout))
 				return 2;
-			}
-			o->timeout = (unsigned)value;
 			break;
 		case 'i':
 			if (mpi_parse_uint(optarg, 100000, &value) || value == 0) {
@@ -171,18 +158,12 @@ static int parse_options(int argc, char **argv, struct options *o)
 			for (i = 0; i < o->n_subs; i++)
 				printf("%s\n", o->subs[i].name);
 			return 1;
-		case 'h':
-			usage(stdout);
-			return 1;
 		default:
-			usage(stderr);
-			return 2;
+			return mpi_option_help(opt, usage);
 		}
 	}
-	if (optind != argc) {
-		fprintf(stderr, "mpi_coll: unexpected argument '%s'\n", argv[optind]);
+	if (mpi_no_operands("mpi_coll", argc, argv))
 		return 2;
-	}
 	if (!any)
 		for (i = 0; i < o->n_subs; i++)
 			o->selected[i] = 1;
@@ -232,6 +213,7 @@ static void run_one(struct coll_run *r, const struct coll_kind *kind, bool nonbl
 	r->nonblocking = nonblocking;
 	r->bytes = bytes;
 	r->salt = salt;
+	r->variant = kind->variant;
 	r->root = kind->rooted ? salt % r->size : 0;
 	kind->run(r);
 }
@@ -297,31 +279,38 @@ next:
 	}
 }
 
-/* Runs one sub-test on every rank; 1 when it passed everywhere. */
-static int run_sub_test(const struct sub_test *st, const struct options *o, int rank, int size)
+static const char *sub_test_name(const void *arg, size_t i, char *buf, size_t len)
 {
-	struct test_ctx t = { .rank = rank, .size = size, .max_size = o->max_size };
+	const struct options *o = arg;
+
+	(void)buf;
+	(void)len;
+	return o->subs[i].name;
+}
+
+/* Sub-test i on every rank, in t (sub_test_begin's). */
+static void run_sub_test(const void *arg, size_t i, struct test_ctx *t)
+{
+	const struct options *o = arg;
+	const struct sub_test *st = &o->subs[i];
 	size_t sizes[SWEEP_LEN + 1], n_sizes = sizes_up_to(o->max_size, sizes), k;
-	struct coll_run r = { .t = &t, .comm_name = comm_names[st->comm] };
-	double started;
+	struct coll_run r = { .t = t, .comm_name = comm_names[st->comm] };
 	int it;
 
-	sub_test_begin(&t, st->name, o->timeout);
-	started = MPI_Wtime();
-	if (!open_comm(&t, st->comm, &r.comm))
-		goto out;
+	if (!open_comm(t, st->comm, &r.comm))
+		return;
 	MPI_Comm_rank(r.comm, &r.rank);
 	MPI_Comm_size(r.comm, &r.size);
 	switch (st->kind) {
 	case SUB_COLL:
 		/* Stop at the first failing size: one reason is enough. */
-		for (k = 0; k < n_sizes && !t.failures; k++)
+		for (k = 0; k < n_sizes && !t->failures; k++)
 			run_one(&r, st->coll, st->nonblocking, sizes[k], (int)k);
 		break;
 	case SUB_MIXED:
 		/* Strides coprime with the table lengths visit every
 		 * collective with many sizes, roots and both forms. */
-		for (it = 0; it < o->mixed_iters && !t.failures; it++)
+		for (it = 0; it < o->mixed_iters && !t->failures; it++)
 			run_one(&r, &coll_kinds[((size_t)it * 5) % coll_kind_count], it % 3 == 0,
 				sizes[((size_t)it * 3) % n_sizes], it + 100);
 		break;
@@ -330,34 +319,20 @@ static int run_sub_test(const struct sub_test *st, const struct options *o, int 
 		break;
 	}
 	close_comm(st->comm, &r.comm);
-out:
-	return sub_test_end(&t, st->name, MPI_Wtime() - started);
 }
 
 int main(int argc, char **argv)
 {
 	static struct options o;
-	int rank, size, passed = 0, failed = 0, ret;
-	size_t i;
+	int ret = parse_options(argc, argv, &o);
+	const struct suite suite = {
+		.prog = "mpi_coll", .count = o.n_subs, .selected = o.selected,
+		.name = sub_test_name, .run = run_sub_test, .arg = &o,
+		.timeout = o.timeout, .limit = "max block", .max_size = o.max_size,
+		.world_returns_errors = 1,
+	};
 
-	ret = parse_options(argc, argv, &o);
 	if (ret)
 		return ret == 1 ? 0 : 2;
-	if (!suite_init(&argc, &argv, &rank, &size))
-		return 1;
-	/* Errors become FAIL lines; split communicators inherit it. */
-	MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-	for (i = 0; i < o.n_subs; i++) {
-		if (!o.selected[i])
-			continue;
-		if (run_sub_test(&o.subs[i], &o, rank, size))
-			passed++;
-		else
-			failed++;
-	}
-	if (rank == 0)
-		printf("mpi_coll: %d passed, %d failed on %d ranks (max block %zu)\n",
-		       passed, failed, size, o.max_size);
-	MPI_Finalize();
-	return failed ? 1 : 0;
+	return suite_main(&suite, &argc, &argv);
 }

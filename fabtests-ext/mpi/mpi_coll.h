@@ -23,12 +23,16 @@ struct coll_run {
 	size_t bytes;		/* per block (per rank pair, per rank) */
 	int root;
 	int salt;		/* changes every element of every call */
+	int variant;		/* which collective a function of several runs */
 };
 
 struct coll_kind {
 	const char *name;
 	void (*run)(struct coll_run *r);
 	int rooted;
+	/* Passed in coll_run: one function serves collectives that differ
+	 * only in the call and what the result holds. */
+	int variant;
 };
 
 extern const struct coll_kind coll_kinds[];

@@ -151,14 +151,11 @@ static int parse_options(int argc, char **argv, struct cb_options *o)
 				return 2;
 			}
 			break;
-		case 'h': usage(stdout); return 1;
-		default: usage(stderr); return 2;
+		default: return mpi_option_help(opt, usage);
 		}
 	}
-	if (optind != argc) {
-		fprintf(stderr, "mpi_coll_bench: unexpected argument '%s'\n", argv[optind]);
+	if (mpi_no_operands("mpi_coll_bench", argc, argv))
 		return 2;
-	}
 	if (parse_colls(colls, o))
 		return 2;
 	o->n_sizes = mpi_parse_size_list("mpi_coll_bench", sizes, 1, 0x7fffffff, o->sizes,

@@ -7,6 +7,7 @@
  * must have put there; gaps between the blocks of vector collectives are
  * preset and must stay untouched.
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,6 +63,15 @@ static void u32_fill(uint32_t *buf, size_t count, uint32_t value)
 
 	for (i = 0; i < count; i++)
 		buf[i] = value;
+}
+
+/* Elements first.. of rank's sequence, what rank sends. */
+static void u32_values(uint32_t *buf, size_t count, int rank, size_t first, int salt)
+{
+	size_t i;
+
+	for (i = 0; i < count; i++)
+		buf[i] = coll_value(rank, first + i, salt);
 }
 
 /* buf[0..count) must hold rank src's elements starting at index first. */
@@ -133,6 +143,53 @@ static size_t vcount(size_t elems, int i, int j)
 	return elems * (size_t)((i + 2 * j) % 3 + 1) / 3;
 }
 
+/* The blocks of a vector collective's buffer, one per rank q of the
+ * communicator, GAP elements apart: vcount(n, i, j) elements, with q in
+ * place of whichever of i and j is -1. */
+struct vlayout {
+	int *counts, *displs;
+	size_t total;		/* elements, gaps included */
+};
+
+static void vlayout_init(struct vlayout *v, struct coll_run *r, size_t n, int i, int j)
+{
+	int q;
+
+	v->counts = xmalloc(sizeof(int) * (size_t)r->size);
+	v->displs = xmalloc(sizeof(int) * (size_t)r->size);
+	v->total = 0;
+	for (q = 0; q < r->size; q++) {
+		v->counts[q] = (int)vcount(n, i < 0 ? q : i, j < 0 ? q : j);
+		v->displs[q] = (int)v->total;
+		v->total += (size_t)v->counts[q] + GAP;
+	}
+}
+
+static void vlayout_free(struct vlayout *v)
+{
+	free(v->counts);
+	free(v->displs);
+}
+
+/* Every rank q's block of buf must hold q's elements from index first:
+ * the blocks of v, each followed by an untouched gap, or without v n
+ * elements each, back to back. */
+static int check_blocks(struct coll_run *r, const uint32_t *buf, const struct vlayout *v,
+			size_t n, size_t first, const char *what)
+{
+	int q;
+
+	for (q = 0; q < r->size; q++) {
+		size_t at = v ? (size_t)v->displs[q] : (size_t)q * n;
+		size_t count = v ? (size_t)v->counts[q] : n;
+
+		if (!check_block(r, buf + at, count, q, first, what) ||
+		    (v && !check_gap(r, buf + at + count, GAP, what)))
+			return 0;
+	}
+	return 1;
+}
+
 /* ---- the collectives ---- */
 
 static void coll_barrier(struct coll_run *r)
@@ -148,15 +205,12 @@ static void coll_bcast(struct coll_run *r)
 	size_t n = r->bytes / 4;
 	uint32_t *buf = u32_alloc(n);
 	MPI_Request req;
-	size_t i;
 	int rc;
 
-	if (r->rank == r->root) {
-		for (i = 0; i < n; i++)
-			buf[i] = coll_value(r->root, i, r->salt);
-	} else {
+	if (r->rank == r->root)
+		u32_values(buf, n, r->root, 0, r->salt);
+	else
 		u32_fill(buf, n, GAP_FILL);
-	}
 	rc = r->nonblocking ? MPI_Ibcast(buf, (int)n, MPI_UINT32_T, r->root, r->comm, &req)
 			    : MPI_Bcast(buf, (int)n, MPI_UINT32_T, r->root, r->comm);
 	if (complete(r, rc, &req, "MPI_Bcast"))
@@ -164,244 +218,148 @@ static void coll_bcast(struct coll_run *r)
 	free(buf);
 }
 
-static void coll_gather(struct coll_run *r)
+/* The collectives that move n elements per rank pair. */
+enum move_kind { MOVE_GATHER, MOVE_SCATTER, MOVE_ALLGATHER, MOVE_ALLTOALL };
+
+static void coll_move(struct coll_run *r)
 {
+	enum move_kind kind = (enum move_kind)r->variant;
 	size_t n = r->bytes / 4, total = n * (size_t)r->size;
-	uint32_t *send = u32_alloc(n), *recv = u32_alloc(total);
+	/* Scatter and all-to-all senders send a block per rank: block q holds
+	 * indices q*n.. of the sender's sequence (the root's for scatter). */
+	bool spread = kind == MOVE_SCATTER || kind == MOVE_ALLTOALL;
+	size_t scount = spread ? total : n, rcount = kind == MOVE_SCATTER ? n : total;
+	uint32_t *send = u32_alloc(scount), *recv = u32_alloc(rcount);
+	size_t first = spread ? (size_t)r->rank * n : 0;
 	MPI_Request req;
-	size_t i;
-	int rc, q;
-
-	for (i = 0; i < n; i++)
-		send[i] = coll_value(r->rank, i, r->salt);
-	u32_fill(recv, total, GAP_FILL);
-	rc = r->nonblocking ? MPI_Igather(send, (int)n, MPI_UINT32_T, recv, (int)n, MPI_UINT32_T,
-					  r->root, r->comm, &req)
-			    : MPI_Gather(send, (int)n, MPI_UINT32_T, recv, (int)n, MPI_UINT32_T,
-					 r->root, r->comm);
-	if (complete(r, rc, &req, "MPI_Gather") && r->rank == r->root)
-		for (q = 0; q < r->size; q++)
-			if (!check_block(r, recv + (size_t)q * n, n, q, 0, "gather"))
-				break;
-	free(send);
-	free(recv);
-}
-
-static void coll_gatherv(struct coll_run *r)
-{
-	size_t n = r->bytes / 4, mine = vcount(n, r->rank, 0), total = 0;
-	int *counts = xmalloc(sizeof(int) * (size_t)r->size);
-	int *displs = xmalloc(sizeof(int) * (size_t)r->size);
-	uint32_t *send, *recv;
-	MPI_Request req;
-	size_t i;
-	int rc, q;
-
-	for (q = 0; q < r->size; q++) {
-		counts[q] = (int)vcount(n, q, 0);
-		displs[q] = (int)total;
-		total += (size_t)counts[q] + GAP;
-	}
-	send = u32_alloc(mine);
-	recv = u32_alloc(total);
-	for (i = 0; i < mine; i++)
-		send[i] = coll_value(r->rank, i, r->salt);
-	u32_fill(recv, total, GAP_FILL);
-	rc = r->nonblocking ? MPI_Igatherv(send, (int)mine, MPI_UINT32_T, recv, counts, displs,
-					   MPI_UINT32_T, r->root, r->comm, &req)
-			    : MPI_Gatherv(send, (int)mine, MPI_UINT32_T, recv, counts, displs,
-					  MPI_UINT32_T, r->root, r->comm);
-	if (complete(r, rc, &req, "MPI_Gatherv") && r->rank == r->root)
-		for (q = 0; q < r->size; q++)
-			if (!check_block(r, recv + displs[q], (size_t)counts[q], q, 0, "gatherv") ||
-			    !check_gap(r, recv + displs[q] + counts[q], GAP, "gatherv"))
-				break;
-	free(send);
-	free(recv);
-	free(counts);
-	free(displs);
-}
-
-static void coll_scatter(struct coll_run *r)
-{
-	size_t n = r->bytes / 4, total = n * (size_t)r->size;
-	uint32_t *send = u32_alloc(total), *recv = u32_alloc(n);
-	MPI_Request req;
-	size_t i;
 	int rc;
 
-	/* The root's block for rank q holds indices q*n.. of its sequence. */
-	for (i = 0; i < total; i++)
-		send[i] = coll_value(r->root, i, r->salt);
-	u32_fill(recv, n, GAP_FILL);
-	rc = r->nonblocking ? MPI_Iscatter(send, (int)n, MPI_UINT32_T, recv, (int)n, MPI_UINT32_T,
-					   r->root, r->comm, &req)
-			    : MPI_Scatter(send, (int)n, MPI_UINT32_T, recv, (int)n, MPI_UINT32_T,
-					  r->root, r->comm);
-	if (complete(r, rc, &req, "MPI_Scatter"))
-		check_block(r, recv, n, r->root, (size_t)r->rank * n, "scatter");
+	u32_values(send, scount, kind == MOVE_SCATTER ? r->root : r->rank, 0, r->salt);
+	u32_fill(recv, rcount, GAP_FILL);
+	switch (kind) {
+	case MOVE_GATHER:
+		rc = r->nonblocking ? MPI_Igather(send, (int)n, MPI_UINT32_T, recv, (int)n,
+						  MPI_UINT32_T, r->root, r->comm, &req)
+				    : MPI_Gather(send, (int)n, MPI_UINT32_T, recv, (int)n,
+						 MPI_UINT32_T, r->root, r->comm);
+		if (complete(r, rc, &req, "MPI_Gather") && r->rank == r->root)
+			check_blocks(r, recv, NULL, n, first, "gather");
+		break;
+	case MOVE_SCATTER:
+		rc = r->nonblocking ? MPI_Iscatter(send, (int)n, MPI_UINT32_T, recv, (int)n,
+						   MPI_UINT32_T, r->root, r->comm, &req)
+				    : MPI_Scatter(send, (int)n, MPI_UINT32_T, recv, (int)n,
+						  MPI_UINT32_T, r->root, r->comm);
+		if (complete(r, rc, &req, "MPI_Scatter"))
+			check_block(r, recv, n, r->root, first, "scatter");
+		break;
+	default:
+		if (kind == MOVE_ALLGATHER)
+			rc = r->nonblocking ? MPI_Iallgather(send, (int)n, MPI_UINT32_T, recv, (int)n,
+							     MPI_UINT32_T, r->comm, &req)
+					    : MPI_Allgather(send, (int)n, MPI_UINT32_T, recv, (int)n,
+							    MPI_UINT32_T, r->comm);
+		else
+			rc = r->nonblocking ? MPI_Ialltoall(send, (int)n, MPI_UINT32_T, recv, (int)n,
+							    MPI_UINT32_T, r->comm, &req)
+					    : MPI_Alltoall(send, (int)n, MPI_UINT32_T, recv, (int)n,
+							   MPI_UINT32_T, r->comm);
+		if (complete(r, rc, &req, kind == MOVE_ALLGATHER ? "MPI_Allgather" : "MPI_Alltoall"))
+			check_blocks(r, recv, NULL, n, first,
+				     kind == MOVE_ALLGATHER ? "allgather" : "alltoall");
+		break;
+	}
 	free(send);
 	free(recv);
+}
+
+/* gatherv (variant false: checked at the root) and allgatherv (true:
+ * everywhere): vector blocks. */
+static void coll_gatherv(struct coll_run *r)
+{
+	bool all = r->variant;
+	size_t n = r->bytes / 4, mine = vcount(n, r->rank, all ? 2 : 0);
+	const char *what = all ? "allgatherv" : "gatherv";
+	struct vlayout v;
+	uint32_t *send, *recv;
+	MPI_Request req;
+	int rc;
+
+	vlayout_init(&v, r, n, -1, all ? 2 : 0);
+	send = u32_alloc(mine);
+	recv = u32_alloc(v.total);
+	u32_values(send, mine, r->rank, 0, r->salt);
+	u32_fill(recv, v.total, GAP_FILL);
+	if (all)
+		rc = r->nonblocking ? MPI_Iallgatherv(send, (int)mine, MPI_UINT32_T, recv, v.counts,
+						      v.displs, MPI_UINT32_T, r->comm, &req)
+				    : MPI_Allgatherv(send, (int)mine, MPI_UINT32_T, recv, v.counts,
+						     v.displs, MPI_UINT32_T, r->comm);
+	else
+		rc = r->nonblocking ? MPI_Igatherv(send, (int)mine, MPI_UINT32_T, recv, v.counts,
+						   v.displs, MPI_UINT32_T, r->root, r->comm, &req)
+				    : MPI_Gatherv(send, (int)mine, MPI_UINT32_T, recv, v.counts,
+						  v.displs, MPI_UINT32_T, r->root, r->comm);
+	if (complete(r, rc, &req, all ? "MPI_Allgatherv" : "MPI_Gatherv") &&
+	    (all || r->rank == r->root))
+		check_blocks(r, recv, &v, n, 0, what);
+	free(send);
+	free(recv);
+	vlayout_free(&v);
 }
 
 static void coll_scatterv(struct coll_run *r)
 {
-	size_t n = r->bytes / 4, mine = vcount(n, r->rank, 1), total = 0;
-	int *counts = xmalloc(sizeof(int) * (size_t)r->size);
-	int *displs = xmalloc(sizeof(int) * (size_t)r->size);
+	size_t n = r->bytes / 4, mine = vcount(n, r->rank, 1);
+	struct vlayout v;
 	uint32_t *send, *recv;
 	MPI_Request req;
-	size_t i;
-	int rc, q;
+	int rc;
 
-	for (q = 0; q < r->size; q++) {
-		counts[q] = (int)vcount(n, q, 1);
-		displs[q] = (int)total;
-		total += (size_t)counts[q] + GAP;
-	}
-	send = u32_alloc(total);
+	vlayout_init(&v, r, n, -1, 1);
+	send = u32_alloc(v.total);
 	recv = u32_alloc(mine + GAP);
-	for (i = 0; i < total; i++)
-		send[i] = coll_value(r->root, i, r->salt);
+	u32_values(send, v.total, r->root, 0, r->salt);
 	u32_fill(recv, mine + GAP, GAP_FILL);
-	rc = r->nonblocking ? MPI_Iscatterv(send, counts, displs, MPI_UINT32_T, recv, (int)mine,
-					    MPI_UINT32_T, r->root, r->comm, &req)
-			    : MPI_Scatterv(send, counts, displs, MPI_UINT32_T, recv, (int)mine,
-					   MPI_UINT32_T, r->root, r->comm);
+	rc = r->nonblocking ? MPI_Iscatterv(send, v.counts, v.displs, MPI_UINT32_T, recv,
+					    (int)mine, MPI_UINT32_T, r->root, r->comm, &req)
+			    : MPI_Scatterv(send, v.counts, v.displs, MPI_UINT32_T, recv,
+					   (int)mine, MPI_UINT32_T, r->root, r->comm);
 	if (complete(r, rc, &req, "MPI_Scatterv") &&
-	    check_block(r, recv, mine, r->root, (size_t)displs[r->rank], "scatterv"))
+	    check_block(r, recv, mine, r->root, (size_t)v.displs[r->rank], "scatterv"))
 		check_gap(r, recv + mine, GAP, "scatterv (past the receive count)");
 	free(send);
 	free(recv);
-	free(counts);
-	free(displs);
-}
-
-static void coll_allgather(struct coll_run *r)
-{
-	size_t n = r->bytes / 4, total = n * (size_t)r->size;
-	uint32_t *send = u32_alloc(n), *recv = u32_alloc(total);
-	MPI_Request req;
-	size_t i;
-	int rc, q;
-
-	for (i = 0; i < n; i++)
-		send[i] = coll_value(r->rank, i, r->salt);
-	u32_fill(recv, total, GAP_FILL);
-	rc = r->nonblocking ? MPI_Iallgather(send, (int)n, MPI_UINT32_T, recv, (int)n,
-					     MPI_UINT32_T, r->comm, &req)
-			    : MPI_Allgather(send, (int)n, MPI_UINT32_T, recv, (int)n,
-					    MPI_UINT32_T, r->comm);
-	if (complete(r, rc, &req, "MPI_Allgather"))
-		for (q = 0; q < r->size; q++)
-			if (!check_block(r, recv + (size_t)q * n, n, q, 0, "allgather"))
-				break;
-	free(send);
-	free(recv);
-}
-
-static void coll_allgatherv(struct coll_run *r)
-{
-	size_t n = r->bytes / 4, mine = vcount(n, r->rank, 2), total = 0;
-	int *counts = xmalloc(sizeof(int) * (size_t)r->size);
-	int *displs = xmalloc(sizeof(int) * (size_t)r->size);
-	uint32_t *send, *recv;
-	MPI_Request req;
-	size_t i;
-	int rc, q;
-
-	for (q = 0; q < r->size; q++) {
-		counts[q] = (int)vcount(n, q, 2);
-		displs[q] = (int)total;
-		total += (size_t)counts[q] + GAP;
-	}
-	send = u32_alloc(mine);
-	recv = u32_alloc(total);
-	for (i = 0; i < mine; i++)
-		send[i] = coll_value(r->rank, i, r->salt);
-	u32_fill(recv, total, GAP_FILL);
-	rc = r->nonblocking ? MPI_Iallgatherv(send, (int)mine, MPI_UINT32_T, recv, counts, displs,
-					      MPI_UINT32_T, r->comm, &req)
-			    : MPI_Allgatherv(send, (int)mine, MPI_UINT32_T, recv, counts, displs,
-					     MPI_UINT32_T, r->comm);
-	if (complete(r, rc, &req, "MPI_Allgatherv"))
-		for (q = 0; q < r->size; q++)
-			if (!check_block(r, recv + displs[q], (size_t)counts[q], q, 0, "allgatherv") ||
-			    !check_gap(r, recv + displs[q] + counts[q], GAP, "allgatherv"))
-				break;
-	free(send);
-	free(recv);
-	free(counts);
-	free(displs);
-}
-
-static void coll_alltoall(struct coll_run *r)
-{
-	size_t n = r->bytes / 4, total = n * (size_t)r->size;
-	uint32_t *send = u32_alloc(total), *recv = u32_alloc(total);
-	MPI_Request req;
-	size_t i;
-	int rc, q;
-
-	/* Block q of every sender goes to rank q: indices q*n.. of its
-	 * sequence. */
-	for (i = 0; i < total; i++)
-		send[i] = coll_value(r->rank, i, r->salt);
-	u32_fill(recv, total, GAP_FILL);
-	rc = r->nonblocking ? MPI_Ialltoall(send, (int)n, MPI_UINT32_T, recv, (int)n,
-					    MPI_UINT32_T, r->comm, &req)
-			    : MPI_Alltoall(send, (int)n, MPI_UINT32_T, recv, (int)n,
-					   MPI_UINT32_T, r->comm);
-	if (complete(r, rc, &req, "MPI_Alltoall"))
-		for (q = 0; q < r->size; q++)
-			if (!check_block(r, recv + (size_t)q * n, n, q, (size_t)r->rank * n, "alltoall"))
-				break;
-	free(send);
-	free(recv);
+	vlayout_free(&v);
 }
 
 static void coll_alltoallv(struct coll_run *r)
 {
-	size_t n = r->bytes / 4, stotal = 0, rtotal = 0;
-	size_t per = sizeof(int) * (size_t)r->size;
-	int *scounts = xmalloc(per), *sdispls = xmalloc(per);
-	int *rcounts = xmalloc(per), *rdispls = xmalloc(per);
+	size_t n = r->bytes / 4;
+	struct vlayout sv, rv;
 	uint32_t *send, *recv;
 	MPI_Request req;
-	size_t i;
 	int rc, q;
 
-	for (q = 0; q < r->size; q++) {
-		scounts[q] = (int)vcount(n, r->rank, q);
-		sdispls[q] = (int)stotal;
-		stotal += (size_t)scounts[q] + GAP;
-		rcounts[q] = (int)vcount(n, q, r->rank);
-		rdispls[q] = (int)rtotal;
-		rtotal += (size_t)rcounts[q] + GAP;
-	}
-	send = u32_alloc(stotal);
-	recv = u32_alloc(rtotal);
+	vlayout_init(&sv, r, n, r->rank, -1);
+	vlayout_init(&rv, r, n, -1, r->rank);
+	send = u32_alloc(sv.total);
+	recv = u32_alloc(rv.total);
 	/* What rank i sends rank j starts at index j * n of i's sequence. */
 	for (q = 0; q < r->size; q++)
-		for (i = 0; i < (size_t)scounts[q]; i++)
-			send[(size_t)sdispls[q] + i] = coll_value(r->rank, (size_t)q * n + i, r->salt);
-	u32_fill(recv, rtotal, GAP_FILL);
-	rc = r->nonblocking ? MPI_Ialltoallv(send, scounts, sdispls, MPI_UINT32_T, recv, rcounts,
-					     rdispls, MPI_UINT32_T, r->comm, &req)
-			    : MPI_Alltoallv(send, scounts, sdispls, MPI_UINT32_T, recv, rcounts,
-					    rdispls, MPI_UINT32_T, r->comm);
+		u32_values(send + sv.displs[q], (size_t)sv.counts[q], r->rank, (size_t)q * n,
+			   r->salt);
+	u32_fill(recv, rv.total, GAP_FILL);
+	rc = r->nonblocking ? MPI_Ialltoallv(send, sv.counts, sv.displs, MPI_UINT32_T, recv,
+					     rv.counts, rv.displs, MPI_UINT32_T, r->comm, &req)
+			    : MPI_Alltoallv(send, sv.counts, sv.displs, MPI_UINT32_T, recv,
+					    rv.counts, rv.displs, MPI_UINT32_T, r->comm);
 	if (complete(r, rc, &req, "MPI_Alltoallv"))
-		for (q = 0; q < r->size; q++)
-			if (!check_block(r, recv + rdispls[q], (size_t)rcounts[q], q,
-					 (size_t)r->rank * n, "alltoallv") ||
-			    !check_gap(r, recv + rdispls[q] + rcounts[q], GAP, "alltoallv"))
-				break;
+		check_blocks(r, recv, &rv, n, (size_t)r->rank * n, "alltoallv");
 	free(send);
 	free(recv);
-	free(scounts);
-	free(sdispls);
-	free(rcounts);
-	free(rdispls);
+	vlayout_free(&sv);
+	vlayout_free(&rv);
 }
 
 static int64_t *i64_values(struct coll_run *r, size_t count)
@@ -424,18 +382,63 @@ static int64_t *i64_poisoned(size_t count)
 	return buf;
 }
 
-static void coll_reduce(struct coll_run *r)
+/* The sums of n elements per rank whose results only the ranks and the
+ * root differ in. */
+enum sum_kind { SUM_REDUCE, SUM_BLOCK, SUM_SCAN, SUM_EXSCAN };
+
+static void coll_sum(struct coll_run *r)
 {
+	enum sum_kind kind = (enum sum_kind)r->variant;
 	size_t n = r->bytes / 8;
-	int64_t *send = i64_values(r, n), *recv = i64_poisoned(n);
+	int64_t *send = i64_values(r, kind == SUM_BLOCK ? n * (size_t)r->size : n);
+	int64_t *recv = i64_poisoned(n);
+	bool check = true;
+	size_t first = 0;
+	int hi = r->size - 1;	/* the last rank whose elements add up */
+	const char *call, *what;
 	MPI_Request req;
 	int rc;
 
-	rc = r->nonblocking ? MPI_Ireduce(send, recv, (int)n, MPI_INT64_T, MPI_SUM, r->root,
-					  r->comm, &req)
-			    : MPI_Reduce(send, recv, (int)n, MPI_INT64_T, MPI_SUM, r->root, r->comm);
-	if (complete(r, rc, &req, "MPI_Reduce") && r->rank == r->root)
-		check_sum(r, recv, n, 0, 0, r->size - 1, "reduce");
+	switch (kind) {
+	case SUM_REDUCE:
+		rc = r->nonblocking ? MPI_Ireduce(send, recv, (int)n, MPI_INT64_T, MPI_SUM, r->root,
+						  r->comm, &req)
+				    : MPI_Reduce(send, recv, (int)n, MPI_INT64_T, MPI_SUM, r->root,
+						 r->comm);
+		call = "MPI_Reduce";
+		what = "reduce";
+		check = r->rank == r->root;
+		break;
+	case SUM_BLOCK:
+		rc = r->nonblocking ? MPI_Ireduce_scatter_block(send, recv, (int)n, MPI_INT64_T,
+								MPI_SUM, r->comm, &req)
+				    : MPI_Reduce_scatter_block(send, recv, (int)n, MPI_INT64_T,
+							       MPI_SUM, r->comm);
+		call = "MPI_Reduce_scatter_block";
+		what = "reduce_scatter_block";
+		first = (size_t)r->rank * n;
+		break;
+	case SUM_SCAN:
+		rc = r->nonblocking ? MPI_Iscan(send, recv, (int)n, MPI_INT64_T, MPI_SUM, r->comm,
+						&req)
+				    : MPI_Scan(send, recv, (int)n, MPI_INT64_T, MPI_SUM, r->comm);
+		call = "MPI_Scan";
+		what = "scan";
+		hi = r->rank;
+		break;
+	default:
+		rc = r->nonblocking ? MPI_Iexscan(send, recv, (int)n, MPI_INT64_T, MPI_SUM, r->comm,
+						  &req)
+				    : MPI_Exscan(send, recv, (int)n, MPI_INT64_T, MPI_SUM, r->comm);
+		call = "MPI_Exscan";
+		what = "exscan";
+		/* Rank 0's buffer is undefined after an exclusive scan. */
+		check = r->rank > 0;
+		hi = r->rank - 1;
+		break;
+	}
+	if (complete(r, rc, &req, call) && check)
+		check_sum(r, recv, n, first, 0, hi, what);
 	free(send);
 	free(recv);
 }
@@ -493,70 +496,22 @@ static void coll_reduce_scatter(struct coll_run *r)
 	free(counts);
 }
 
-static void coll_reduce_scatter_block(struct coll_run *r)
-{
-	size_t n = r->bytes / 8;
-	int64_t *send = i64_values(r, n * (size_t)r->size), *recv = i64_poisoned(n);
-	MPI_Request req;
-	int rc;
-
-	rc = r->nonblocking ? MPI_Ireduce_scatter_block(send, recv, (int)n, MPI_INT64_T, MPI_SUM,
-							r->comm, &req)
-			    : MPI_Reduce_scatter_block(send, recv, (int)n, MPI_INT64_T, MPI_SUM,
-						       r->comm);
-	if (complete(r, rc, &req, "MPI_Reduce_scatter_block"))
-		check_sum(r, recv, n, (size_t)r->rank * n, 0, r->size - 1, "reduce_scatter_block");
-	free(send);
-	free(recv);
-}
-
-static void coll_scan(struct coll_run *r)
-{
-	size_t n = r->bytes / 8;
-	int64_t *send = i64_values(r, n), *recv = i64_poisoned(n);
-	MPI_Request req;
-	int rc;
-
-	rc = r->nonblocking ? MPI_Iscan(send, recv, (int)n, MPI_INT64_T, MPI_SUM, r->comm, &req)
-			    : MPI_Scan(send, recv, (int)n, MPI_INT64_T, MPI_SUM, r->comm);
-	if (complete(r, rc, &req, "MPI_Scan"))
-		check_sum(r, recv, n, 0, 0, r->rank, "scan");
-	free(send);
-	free(recv);
-}
-
-static void coll_exscan(struct coll_run *r)
-{
-	size_t n = r->bytes / 8;
-	int64_t *send = i64_values(r, n), *recv = i64_poisoned(n);
-	MPI_Request req;
-	int rc;
-
-	rc = r->nonblocking ? MPI_Iexscan(send, recv, (int)n, MPI_INT64_T, MPI_SUM, r->comm, &req)
-			    : MPI_Exscan(send, recv, (int)n, MPI_INT64_T, MPI_SUM, r->comm);
-	/* Rank 0's buffer is undefined after an exclusive scan. */
-	if (complete(r, rc, &req, "MPI_Exscan") && r->rank > 0)
-		check_sum(r, recv, n, 0, 0, r->rank - 1, "exscan");
-	free(send);
-	free(recv);
-}
-
 const struct coll_kind coll_kinds[] = {
-	{ "barrier", coll_barrier, 0 },
-	{ "bcast", coll_bcast, 1 },
-	{ "gather", coll_gather, 1 },
-	{ "gatherv", coll_gatherv, 1 },
-	{ "scatter", coll_scatter, 1 },
-	{ "scatterv", coll_scatterv, 1 },
-	{ "allgather", coll_allgather, 0 },
-	{ "allgatherv", coll_allgatherv, 0 },
-	{ "alltoall", coll_alltoall, 0 },
-	{ "alltoallv", coll_alltoallv, 0 },
-	{ "reduce", coll_reduce, 1 },
-	{ "allreduce", coll_allreduce, 0 },
-	{ "reduce_scatter", coll_reduce_scatter, 0 },
-	{ "reduce_scatter_block", coll_reduce_scatter_block, 0 },
-	{ "scan", coll_scan, 0 },
-	{ "exscan", coll_exscan, 0 },
+	{ "barrier", coll_barrier, 0, 0 },
+	{ "bcast", coll_bcast, 1, 0 },
+	{ "gather", coll_move, 1, MOVE_GATHER },
+	{ "gatherv", coll_gatherv, 1, false },
+	{ "scatter", coll_move, 1, MOVE_SCATTER },
+	{ "scatterv", coll_scatterv, 1, 0 },
+	{ "allgather", coll_move, 0, MOVE_ALLGATHER },
+	{ "allgatherv", coll_gatherv, 0, true },
+	{ "alltoall", coll_move, 0, MOVE_ALLTOALL },
+	{ "alltoallv", coll_alltoallv, 0, 0 },
+	{ "reduce", coll_sum, 1, SUM_REDUCE },
+	{ "allreduce", coll_allreduce, 0, 0 },
+	{ "reduce_scatter", coll_reduce_scatter, 0, 0 },
+	{ "reduce_scatter_block", coll_sum, 0, SUM_BLOCK },
+	{ "scan", coll_sum, 0, SUM_SCAN },
+	{ "exscan", coll_sum, 0, SUM_EXSCAN },
 };
 const size_t coll_kind_count = sizeof(coll_kinds) / sizeof(coll_kinds[0]);

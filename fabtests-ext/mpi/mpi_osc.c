@@ -26,9 +26,7 @@
  * nonzero when any failed. A sub-test running longer than SECONDS prints
  * its FAIL line and ends the job.
  */
-#include <errno.h>
 #include <getopt.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -562,9 +560,11 @@ out:
 
 /* ---- driver ---- */
 
-static void sub_test_name(size_t i, char *name, size_t len)
+static const char *sub_test_name(const void *arg, size_t i, char *name, size_t len)
 {
+	(void)arg;
 	snprintf(name, len, "%s-%s", ops[i / N_SYNCS].name, sync_names[i % N_SYNCS]);
+	return name;
 }
 
 static void usage(FILE *out)
@@ -581,39 +581,31 @@ static void usage(FILE *out)
 		"  -l        list the sub-tests and exit\n");
 }
 
-static int select_sub_tests(struct options *o, const char *list)
+/* OP-SYNC names one sub-test, OP or SYNC alone all of theirs. */
+static int select_sub_tests(void *arg, const char *name)
 {
-	char *copy = strdup(list), *name, *save = NULL, full[64];
+	struct options *o = arg;
+	char full[64];
+	int found = 0;
 	size_t i;
-	int ret = 0, found;
 
-	for (name = strtok_r(copy, ",", &save); name; name = strtok_r(NULL, ",", &save)) {
-		found = 0;
-		for (i = 0; i < N_SUB_TESTS; i++) {
-			sub_test_name(i, full, sizeof(full));
-			if (strcmp(name, full) == 0 || strcmp(name, ops[i / N_SYNCS].name) == 0 ||
-			    strcmp(name, sync_names[i % N_SYNCS]) == 0) {
-				o->selected[i] = 1;
-				found = 1;
-			}
-		}
-		if (!found) {
-			fprintf(stderr, "mpi_osc: unknown sub-test '%s' (-l lists them)\n", name);
-			ret = -1;
-			break;
+	for (i = 0; i < N_SUB_TESTS; i++) {
+		sub_test_name(NULL, i, full, sizeof(full));
+		if (strcmp(name, full) == 0 || strcmp(name, ops[i / N_SYNCS].name) == 0 ||
+		    strcmp(name, sync_names[i % N_SYNCS]) == 0) {
+			o->selected[i] = 1;
+			found++;
 		}
 	}
-	free(copy);
-	return ret;
+	return found;
 }
 
 static int parse_options(int argc, char **argv, struct options *o)
 {
 	int opt, any = 0;
 	size_t i;
-	unsigned long long value;
 	size_t bytes;
-	char *end, name[64];
+	char name[64];
 
 	memset(o, 0, sizeof(*o));
 	o->max_size = 4 * MiB;
@@ -623,7 +615,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 	while ((opt = getopt(argc, argv, "t:M:F:T:lh")) != -1) {
 		switch (opt) {
 		case 't':
-			if (select_sub_tests(o, optarg))
+			if (mpi_select_names("mpi_osc", optarg, select_sub_tests, o))
 				return 2;
 			any = 1;
 			break;
@@ -642,77 +634,47 @@ static int parse_options(int argc, char **argv, struct options *o)
 			fan_in_max = o->fan_in_max;
 			break;
 		case 'T':
-			errno = 0;
-			value = strtoull(optarg, &end, 10);
-			if (errno || end == optarg || *end || *optarg == '-' || value > 86400) {
-				fprintf(stderr, "mpi_osc: -T '%s': not a number of seconds\n", optarg);
+			if (mpi_parse_seconds("mpi_osc", opt, optarg, 0, &o->timeout))
 				return 2;
-			}
-			o->timeout = (unsigned)value;
 			break;
 		case 'l':
 			for (i = 0; i < N_SUB_TESTS; i++) {
-				sub_test_name(i, name, sizeof(name));
+				sub_test_name(NULL, i, name, sizeof(name));
 				printf("%-28s %s, %s%s\n", name, ops[i / N_SYNCS].what,
 				       sync_names[i % N_SYNCS],
 				       ops[i / N_SYNCS].known_failure ?
 				       " (known failure, not in the default set)" : "");
 			}
 			return 1;
-		case 'h':
-			usage(stdout);
-			return 1;
 		default:
-			usage(stderr);
-			return 2;
+			return mpi_option_help(opt, usage);
 		}
 	}
-	if (optind != argc) {
-		fprintf(stderr, "mpi_osc: unexpected argument '%s'\n", argv[optind]);
+	if (mpi_no_operands("mpi_osc", argc, argv))
 		return 2;
-	}
 	if (!any)
 		for (i = 0; i < N_SUB_TESTS; i++)
 			o->selected[i] = !ops[i / N_SYNCS].known_failure;
 	return 0;
 }
 
-static int run_sub_test(size_t index, const struct options *o, int rank, int size)
+static void run_sub_test(const void *arg, size_t index, struct test_ctx *t)
 {
-	struct test_ctx t = { .rank = rank, .size = size, .max_size = o->max_size };
-	char name[64];
-	double started;
-
-	sub_test_name(index, name, sizeof(name));
-	sub_test_begin(&t, name, o->timeout);
-	started = MPI_Wtime();
-	run_osc(&t, &ops[index / N_SYNCS], (enum sync_kind)(index % N_SYNCS), (int)index);
-	return sub_test_end(&t, name, MPI_Wtime() - started);
+	(void)arg;
+	run_osc(t, &ops[index / N_SYNCS], (enum sync_kind)(index % N_SYNCS), (int)index);
 }
 
 int main(int argc, char **argv)
 {
 	struct options o;
-	int rank, size, passed = 0, failed = 0, ret;
-	size_t i;
+	int ret = parse_options(argc, argv, &o);
+	const struct suite suite = {
+		.prog = "mpi_osc", .count = N_SUB_TESTS, .selected = o.selected,
+		.name = sub_test_name, .run = run_sub_test, .arg = &o,
+		.timeout = o.timeout, .limit = "max size", .max_size = o.max_size,
+	};
 
-	ret = parse_options(argc, argv, &o);
 	if (ret)
 		return ret == 1 ? 0 : 2;
-
-	if (!suite_init(&argc, &argv, &rank, &size))
-		return 1;
-	for (i = 0; i < N_SUB_TESTS; i++) {
-		if (!o.selected[i])
-			continue;
-		if (run_sub_test(i, &o, rank, size))
-			passed++;
-		else
-			failed++;
-	}
-	if (rank == 0)
-		printf("mpi_osc: %d passed, %d failed on %d ranks (max size %zu)\n",
-		       passed, failed, size, o.max_size);
-	MPI_Finalize();
-	return failed ? 1 : 0;
+	return suite_main(&suite, &argc, &argv);
 }

@@ -14,42 +14,40 @@
  * nonzero when any failed. A sub-test that makes no progress for SECONDS
  * prints its FAIL line from the rank that waited and ends the job.
  */
-#include <errno.h>
 #include <getopt.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "mpi_p2p.h"
 
 struct sub_test {
 	const char *name;
 	void (*run)(struct test_ctx *t);
+	int variant;	/* t->variant, for a run shared by sub-tests */
 	const char *what;
 };
 
 static const struct sub_test sub_tests[] = {
-	{ "blocking", test_blocking, "MPI_Send/MPI_Recv ping-pong in pairs, size sweep" },
-	{ "sendrecv", test_sendrecv, "MPI_Sendrecv around a ring, size sweep" },
-	{ "waitall", test_waitall, "WINDOW Isend/Irecv per peer, mixed sizes, MPI_Waitall" },
-	{ "testany", test_testany, "WINDOW Isend/Irecv per peer, mixed sizes, MPI_Testany" },
-	{ "waitsome", test_waitsome, "WINDOW Isend/Irecv per peer, mixed sizes, MPI_Waitsome" },
-	{ "any-source", test_any_source, "MPI_ANY_SOURCE receives of a fan-in from every rank" },
-	{ "any-tag", test_any_tag, "MPI_ANY_TAG receives, in send order per source" },
-	{ "any-source-any-tag", test_any_source_any_tag, "both wildcards, in send order per source" },
-	{ "ring", test_ring, "a token passed around all ranks, size sweep" },
-	{ "alltoall", test_alltoall, "every rank to every rank at once, sizes up to 8 MiB" },
-	{ "probe", test_probe, "MPI_Probe then MPI_Recv, size sweep" },
-	{ "iprobe", test_iprobe, "MPI_Iprobe polled until found, size sweep" },
-	{ "mprobe", test_mprobe, "MPI_Mprobe + MPI_Mrecv, size sweep; a matched message is claimed" },
-	{ "improbe", test_improbe, "MPI_Improbe polled + MPI_Mrecv/MPI_Imrecv, size sweep" },
-	{ "unexpected", test_unexpected, "COUNT small and some large messages before any receive" },
-	{ "unexpected-fan-in", test_unexpected_fan_in, "unexpected messages from every rank to rank 0" },
-	{ "ordering", test_ordering, "non-overtaking of mixed eager and rendezvous sizes on one tag" },
-	{ "truncate", test_truncate, "MPI_ERR_TRUNCATE, nothing written past the buffer, comm usable" },
-	{ "cancel", test_cancel, "MPI_Cancel of receives that never match" },
+	{ "blocking", test_blocking, 0, "MPI_Send/MPI_Recv ping-pong in pairs, size sweep" },
+	{ "sendrecv", test_sendrecv, 0, "MPI_Sendrecv around a ring, size sweep" },
+	{ "waitall", test_window, BY_WAITALL, "WINDOW Isend/Irecv per peer, mixed sizes, MPI_Waitall" },
+	{ "testany", test_window, BY_TESTANY, "WINDOW Isend/Irecv per peer, mixed sizes, MPI_Testany" },
+	{ "waitsome", test_window, BY_WAITSOME, "WINDOW Isend/Irecv per peer, mixed sizes, MPI_Waitsome" },
+	{ "any-source", test_any_source, 0, "MPI_ANY_SOURCE receives of a fan-in from every rank" },
+	{ "any-tag", test_any_tag, 0, "MPI_ANY_TAG receives, in send order per source" },
+	{ "any-source-any-tag", test_any_source_any_tag, 0, "both wildcards, in send order per source" },
+	{ "ring", test_ring, 0, "a token passed around all ranks, size sweep" },
+	{ "alltoall", test_alltoall, 0, "every rank to every rank at once, sizes up to 8 MiB" },
+	{ "probe", test_probes, BY_PROBE, "MPI_Probe then MPI_Recv, size sweep" },
+	{ "iprobe", test_probes, BY_IPROBE, "MPI_Iprobe polled until found, size sweep" },
+	{ "mprobe", test_probes, BY_MPROBE, "MPI_Mprobe + MPI_Mrecv, size sweep; a matched message is claimed" },
+	{ "improbe", test_probes, BY_IMPROBE, "MPI_Improbe polled + MPI_Mrecv/MPI_Imrecv, size sweep" },
+	{ "unexpected", test_unexpected, 0, "COUNT small and some large messages before any receive" },
+	{ "unexpected-fan-in", test_unexpected_fan_in, 0, "unexpected messages from every rank to rank 0" },
+	{ "ordering", test_ordering, 0, "non-overtaking of mixed eager and rendezvous sizes on one tag" },
+	{ "truncate", test_truncate, 0, "MPI_ERR_TRUNCATE, nothing written past the buffer, comm usable" },
+	{ "cancel", test_cancel, 0, "MPI_Cancel of receives that never match" },
 };
 #define N_SUB_TESTS (sizeof(sub_tests) / sizeof(sub_tests[0]))
 
@@ -73,25 +71,17 @@ static void usage(FILE *out)
 		"  -l        list the sub-tests and exit\n");
 }
 
-static int select_sub_tests(struct options *o, const char *list)
+static int select_sub_test(void *arg, const char *name)
 {
-	char *copy = strdup(list), *name, *save = NULL;
+	struct options *o = arg;
 	size_t i;
-	int ret = 0;
 
-	for (name = strtok_r(copy, ",", &save); name; name = strtok_r(NULL, ",", &save)) {
-		for (i = 0; i < N_SUB_TESTS; i++)
-			if (strcmp(name, sub_tests[i].name) == 0)
-				break;
-		if (i == N_SUB_TESTS) {
-			fprintf(stderr, "mpi_p2p: unknown sub-test '%s' (-l lists them)\n", name);
-			ret = -1;
-			break;
+	for (i = 0; i < N_SUB_TESTS; i++)
+		if (strcmp(name, sub_tests[i].name) == 0) {
+			o->selected[i] = 1;
+			return 1;
 		}
-		o->selected[i] = 1;
-	}
-	free(copy);
-	return ret;
+	return 0;
 }
 
 /* 0: run; 1: exit 0 (listed, help); 2: usage error. Needs no MPI, so
@@ -100,8 +90,6 @@ static int parse_options(int argc, char **argv, struct options *o)
 {
 	int opt, any = 0;
 	size_t i;
-	unsigned long timeout;
-	char *end;
 
 	memset(o, 0, sizeof(*o));
 	o->max_size = 64 * MiB;
@@ -111,7 +99,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 	while ((opt = getopt(argc, argv, "t:M:w:u:T:lh")) != -1) {
 		switch (opt) {
 		case 't':
-			if (select_sub_tests(o, optarg))
+			if (mpi_select_names("mpi_p2p", optarg, select_sub_test, o))
 				return 2;
 			any = 1;
 			break;
@@ -135,74 +123,54 @@ static int parse_options(int argc, char **argv, struct options *o)
 			}
 			break;
 		case 'T':
-			errno = 0;
-			timeout = strtoul(optarg, &end, 10);
-			if (errno || end == optarg || *end || timeout > 86400) {
-				fprintf(stderr, "mpi_p2p: -T '%s': not a number of seconds\n", optarg);
+			if (mpi_parse_seconds("mpi_p2p", opt, optarg, 0, &o->timeout))
 				return 2;
-			}
-			o->timeout = (unsigned)timeout;
 			break;
 		case 'l':
 			for (i = 0; i < N_SUB_TESTS; i++)
 				printf("%-20s %s\n", sub_tests[i].name, sub_tests[i].what);
 			return 1;
-		case 'h':
-			usage(stdout);
-			return 1;
 		default:
-			usage(stderr);
-			return 2;
+			return mpi_option_help(opt, usage);
 		}
 	}
-	if (optind != argc) {
-		fprintf(stderr, "mpi_p2p: unexpected argument '%s'\n", argv[optind]);
+	if (mpi_no_operands("mpi_p2p", argc, argv))
 		return 2;
-	}
 	if (!any)
 		for (i = 0; i < N_SUB_TESTS; i++)
 			o->selected[i] = 1;
 	return 0;
 }
 
-/* Runs one sub-test on every rank; returns 1 when it passed everywhere. */
-static int run_sub_test(const struct sub_test *st, const struct options *o, int rank, int size)
+static const char *sub_test_name(const void *arg, size_t i, char *buf, size_t len)
 {
-	struct test_ctx t = {
-		.rank = rank, .size = size, .max_size = o->max_size,
-		.window = o->window, .storm_count = o->storm_count,
-	};
-	double started;
+	(void)arg;
+	(void)buf;
+	(void)len;
+	return sub_tests[i].name;
+}
 
-	sub_test_begin(&t, st->name, o->timeout);
-	started = MPI_Wtime();
-	st->run(&t);
-	return sub_test_end(&t, st->name, MPI_Wtime() - started);
+static void run_sub_test(const void *arg, size_t i, struct test_ctx *t)
+{
+	const struct options *o = arg;
+
+	t->window = o->window;
+	t->storm_count = o->storm_count;
+	t->variant = sub_tests[i].variant;
+	sub_tests[i].run(t);
 }
 
 int main(int argc, char **argv)
 {
 	struct options o;
-	int rank, size, passed = 0, failed = 0, ret;
-	size_t i;
+	int ret = parse_options(argc, argv, &o);
+	const struct suite suite = {
+		.prog = "mpi_p2p", .count = N_SUB_TESTS, .selected = o.selected,
+		.name = sub_test_name, .run = run_sub_test, .arg = &o,
+		.timeout = o.timeout, .limit = "max size", .max_size = o.max_size,
+	};
 
-	ret = parse_options(argc, argv, &o);
 	if (ret)
 		return ret == 1 ? 0 : 2;
-
-	if (!suite_init(&argc, &argv, &rank, &size))
-		return 1;
-	for (i = 0; i < N_SUB_TESTS; i++) {
-		if (!o.selected[i])
-			continue;
-		if (run_sub_test(&sub_tests[i], &o, rank, size))
-			passed++;
-		else
-			failed++;
-	}
-	if (rank == 0)
-		printf("mpi_p2p: %d passed, %d failed on %d ranks (max size %zu)\n",
-		       passed, failed, size, o.max_size);
-	MPI_Finalize();
-	return failed ? 1 : 0;
+	return suite_main(&suite, &argc, &argv);
 }

@@ -12,6 +12,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include <mpi.h>
 
@@ -30,6 +31,7 @@ struct test_ctx {
 	size_t max_size;       /* largest message any sub-test sends (-M) */
 	int window;            /* requests in flight per peer (-w) */
 	int storm_count;       /* small messages of an unexpected storm (-u) */
+	int variant;           /* which form a sub-test of several forms runs */
 	int failures;          /* failed checks on this rank */
 	char first_failure[512];
 };
@@ -64,6 +66,10 @@ int check_status(struct test_ctx *t, const MPI_Status *status, int src_rank,
 /* Bytes [from, to) of buf all equal to fill: nothing wrote past a buffer. */
 int check_untouched(struct test_ctx *t, const unsigned char *buf, size_t from,
 		    size_t to, unsigned char fill, const char *what);
+/* A received message, all three checks: its status (what), len bytes of
+ * payload from src with tag and index, and bytes [len, to) still GUARD_FILL. */
+int check_message(struct test_ctx *t, const MPI_Status *status, const unsigned char *buf,
+		  size_t len, size_t to, int src, int tag, uint64_t index, const char *what);
 
 /* ---- helpers ---- */
 
@@ -75,6 +81,23 @@ size_t sweep_sizes(const struct test_ctx *t, size_t *sizes, size_t capacity);
 #define SWEEP_CAPACITY 16
 /* Smallest of a and b. */
 size_t min_size(size_t a, size_t b);
+
+/* Sends in flight, each from a buffer of its own that lives until they
+ * complete. */
+struct outgoing {
+	MPI_Request *reqs;
+	unsigned char **bufs;
+	int count, started;
+};
+
+/* Room for capacity sends. */
+void outgoing_init(struct outgoing *o, int capacity);
+/* Starts the next: len bytes of this rank's pattern for tag and index. */
+int outgoing_send(struct test_ctx *t, struct outgoing *o, int dest, int tag,
+		  size_t len, uint64_t index);
+/* Waits for the started sends when wait is set (not after a failed
+ * start), then frees them. */
+void outgoing_finish(struct test_ctx *t, struct outgoing *o, int wait);
 
 /* ---- option values (every MPI program) ---- */
 
@@ -91,7 +114,44 @@ int mpi_parse_uint(const char *text, unsigned long max, unsigned long *out);
 /* A decimal int from min to max; 0 or -1. */
 int mpi_parse_int(const char *text, int min, int max, int *out);
 
-/* ---- the driver (mpi_p2p and mpi_osc) ---- */
+/* ---- option parsing (every MPI program) ---- */
+
+/* getopt's -h and unknown options: usage on stdout and 1 (exit 0), or on
+ * stderr and 2 (usage error). */
+int mpi_option_help(int opt, void (*usage)(FILE *out));
+/* No program takes operands: 0, or 2 after naming the first. */
+int mpi_no_operands(const char *prog, int argc, char **argv);
+/* -OPT's number of seconds, from min to a day: 0, or -1 after a message. */
+int mpi_parse_seconds(const char *prog, int opt, const char *text, unsigned long min,
+		      unsigned *out);
+/* -t's comma-separated names: select(arg, NAME) marks the sub-tests NAME
+ * names and returns how many. 0, or -1 after naming one that names none. */
+int mpi_select_names(const char *prog, const char *list,
+		     int (*select)(void *arg, const char *name), void *arg);
+
+/* ---- the driver (mpi_p2p, mpi_osc, mpi_coll) ---- */
+
+/* What tells the suites apart; suite_main runs the rest. */
+struct suite {
+	const char *prog;	/* names the summary line */
+	size_t count;		/* sub-tests */
+	const int *selected;	/* count flags: which of them run */
+	/* Sub-test i's name: buf (len bytes) filled, or a name of its own. */
+	const char *(*name)(const void *arg, size_t i, char *buf, size_t len);
+	/* Runs sub-test i; t has its comm, rank, size and max_size. */
+	void (*run)(const void *arg, size_t i, struct test_ctx *t);
+	const void *arg;	/* the program's options */
+	unsigned timeout;	/* the watchdog, per sub-test */
+	const char *limit;	/* what max_size is, in the summary line */
+	size_t max_size;
+	int world_returns_errors; /* MPI_COMM_WORLD (and its splits) too */
+};
+
+/* After option parsing, the whole run: MPI_Init, each selected sub-test
+ * and its verdict line, the summary line, MPI_Finalize; the exit status. */
+int suite_main(const struct suite *s, int *argc, char ***argv);
+
+/* ---- the driver of one sub-test (also mpi_stress) ---- */
 
 /* MPI_Init, and the watchdog's handler; 0 (after a FAIL line and
  * MPI_Finalize) when there are fewer than 2 ranks. */
@@ -105,21 +165,21 @@ int sub_test_end(struct test_ctx *t, const char *name, double seconds);
 
 /* ---- the sub-tests (mpi_p2p_basic.c, mpi_p2p_matching.c) ---- */
 
+/* The variants of test_window and test_probes: how requests complete,
+ * how messages are probed. */
+enum completion_style { BY_WAITALL, BY_TESTANY, BY_WAITSOME };
+enum probe_style { BY_PROBE, BY_IPROBE, BY_MPROBE, BY_IMPROBE };
+
 void test_blocking(struct test_ctx *t);
 void test_sendrecv(struct test_ctx *t);
-void test_waitall(struct test_ctx *t);
-void test_testany(struct test_ctx *t);
-void test_waitsome(struct test_ctx *t);
+void test_window(struct test_ctx *t);
 void test_any_source(struct test_ctx *t);
 void test_any_tag(struct test_ctx *t);
 void test_any_source_any_tag(struct test_ctx *t);
 void test_ring(struct test_ctx *t);
 void test_alltoall(struct test_ctx *t);
 
-void test_probe(struct test_ctx *t);
-void test_iprobe(struct test_ctx *t);
-void test_mprobe(struct test_ctx *t);
-void test_improbe(struct test_ctx *t);
+void test_probes(struct test_ctx *t);
 void test_unexpected(struct test_ctx *t);
 void test_unexpected_fan_in(struct test_ctx *t);
 void test_ordering(struct test_ctx *t);

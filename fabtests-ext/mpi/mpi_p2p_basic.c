@@ -13,76 +13,105 @@
 /* Messages each rank sends to each other rank in the wildcard tests. */
 #define WILDCARD_MESSAGES 40
 
-/* ---- blocking and sendrecv ---- */
+/* ---- blocking, sendrecv and ring: one message per size of the sweep ---- */
+
+/* The sweep's sizes, a send buffer for the largest and a receive buffer
+ * with GUARD_BYTES to spare. */
+struct sweep_bufs {
+	size_t sizes[SWEEP_CAPACITY], n, capacity;
+	unsigned char *send_buf, *recv_buf;
+};
+
+/* Moves size k of the sweep with tag (k + 1) and checks what arrived;
+ * 0 ends the sweep. */
+typedef int sweep_step(struct test_ctx *t, struct sweep_bufs *b, size_t k, int tag);
+
+static void sweep_run(struct test_ctx *t, sweep_step *step)
+{
+	struct sweep_bufs b;
+	size_t k;
+
+	b.n = sweep_sizes(t, b.sizes, SWEEP_CAPACITY);
+	b.capacity = b.sizes[b.n - 1] + GUARD_BYTES;
+	b.send_buf = xmalloc(b.sizes[b.n - 1]);
+	b.recv_buf = xmalloc(b.capacity);
+	for (k = 0; k < b.n; k++) {
+		int tag = (int)k + 1;
+
+		/* This rank's pattern to send, the guard fill to receive into. */
+		payload_fill(b.send_buf, b.sizes[k], payload_seed(t->rank, tag, k));
+		memset(b.recv_buf, GUARD_FILL, b.capacity);
+		if (!step(t, &b, k, tag))
+			break;
+	}
+	free(b.send_buf);
+	free(b.recv_buf);
+}
+
+/* Size k arrived from src with tag, in the status st. */
+static void sweep_check(struct test_ctx *t, struct sweep_bufs *b, size_t k,
+			const MPI_Status *st, int src, int tag, const char *what)
+{
+	check_message(t, st, b->recv_buf, b->sizes[k], b->sizes[k] + GUARD_BYTES, src, tag, k,
+		      what);
+}
+
+static int send_k(struct test_ctx *t, struct sweep_bufs *b, size_t k, int dest, int tag)
+{
+	return MPI_OK(t, MPI_Send(b->send_buf, (int)b->sizes[k], MPI_BYTE, dest, tag, t->comm));
+}
+
+static int recv_k(struct test_ctx *t, struct sweep_bufs *b, int source, int tag, MPI_Status *st)
+{
+	return MPI_OK(t, MPI_Recv(b->recv_buf, (int)b->capacity, MPI_BYTE, source, tag, t->comm,
+				  st));
+}
+
+static int blocking_step(struct test_ctx *t, struct sweep_bufs *b, size_t k, int tag)
+{
+	int peer = pair_peer(t), sent, received;
+	MPI_Status st;
+
+	/* Ping-pong: the lower rank sends first, so both directions run
+	 * with the peer blocked in MPI_Recv. */
+	if (t->rank < peer) {
+		sent = send_k(t, b, k, peer, tag);
+		received = sent && recv_k(t, b, peer, tag, &st);
+	} else {
+		received = recv_k(t, b, peer, tag, &st);
+		sent = received && send_k(t, b, k, peer, tag);
+	}
+	if (!sent || !received)
+		return 0;
+	sweep_check(t, b, k, &st, peer, tag, "MPI_Recv");
+	return 1;
+}
 
 void test_blocking(struct test_ctx *t)
 {
-	size_t sizes[SWEEP_CAPACITY], n = sweep_sizes(t, sizes, SWEEP_CAPACITY), k;
-	size_t capacity = sizes[n - 1] + GUARD_BYTES;
-	int peer = pair_peer(t);
-	unsigned char *send_buf, *recv_buf;
+	if (pair_peer(t) >= 0)
+		sweep_run(t, blocking_step);
+}
+
+static int sendrecv_step(struct test_ctx *t, struct sweep_bufs *b, size_t k, int tag)
+{
+	int right = (t->rank + 1) % t->size, left = (t->rank + t->size - 1) % t->size;
 	MPI_Status st;
 
-	if (peer < 0)
-		return;
-	send_buf = xmalloc(sizes[n - 1]);
-	recv_buf = xmalloc(capacity);
-	for (k = 0; k < n; k++) {
-		int tag = (int)k + 1, sent, received;
-
-		payload_fill(send_buf, sizes[k], payload_seed(t->rank, tag, k));
-		memset(recv_buf, GUARD_FILL, capacity);
-		/* Ping-pong: the lower rank sends first, so both directions
-		 * run with the peer blocked in MPI_Recv. */
-		if (t->rank < peer) {
-			sent = MPI_OK(t, MPI_Send(send_buf, (int)sizes[k], MPI_BYTE, peer, tag, t->comm));
-			received = sent && MPI_OK(t, MPI_Recv(recv_buf, (int)capacity, MPI_BYTE, peer,
-							      tag, t->comm, &st));
-		} else {
-			received = MPI_OK(t, MPI_Recv(recv_buf, (int)capacity, MPI_BYTE, peer, tag,
-						      t->comm, &st));
-			sent = received && MPI_OK(t, MPI_Send(send_buf, (int)sizes[k], MPI_BYTE, peer,
-							      tag, t->comm));
-		}
-		if (!sent || !received)
-			break;
-		check_status(t, &st, peer, tag, sizes[k], "MPI_Recv");
-		check_payload(t, recv_buf, sizes[k], peer, tag, k);
-		check_untouched(t, recv_buf, sizes[k], sizes[k] + GUARD_BYTES, GUARD_FILL,
-				"bytes after the message");
-	}
-	free(send_buf);
-	free(recv_buf);
+	if (!MPI_OK(t, MPI_Sendrecv(b->send_buf, (int)b->sizes[k], MPI_BYTE, right, tag,
+				    b->recv_buf, (int)b->capacity, MPI_BYTE, left, tag,
+				    t->comm, &st)))
+		return 0;
+	sweep_check(t, b, k, &st, left, tag, "MPI_Sendrecv");
+	return 1;
 }
 
 void test_sendrecv(struct test_ctx *t)
 {
-	size_t sizes[SWEEP_CAPACITY], n = sweep_sizes(t, sizes, SWEEP_CAPACITY), k;
-	size_t capacity = sizes[n - 1] + GUARD_BYTES;
-	int right = (t->rank + 1) % t->size, left = (t->rank + t->size - 1) % t->size;
-	unsigned char *send_buf = xmalloc(sizes[n - 1]), *recv_buf = xmalloc(capacity);
-	MPI_Status st;
-
-	for (k = 0; k < n; k++) {
-		int tag = (int)k + 1;
-
-		payload_fill(send_buf, sizes[k], payload_seed(t->rank, tag, k));
-		memset(recv_buf, GUARD_FILL, capacity);
-		if (!MPI_OK(t, MPI_Sendrecv(send_buf, (int)sizes[k], MPI_BYTE, right, tag,
-					    recv_buf, (int)capacity, MPI_BYTE, left, tag, t->comm, &st)))
-			break;
-		check_status(t, &st, left, tag, sizes[k], "MPI_Sendrecv");
-		check_payload(t, recv_buf, sizes[k], left, tag, k);
-		check_untouched(t, recv_buf, sizes[k], sizes[k] + GUARD_BYTES, GUARD_FILL,
-				"bytes after the message");
-	}
-	free(send_buf);
-	free(recv_buf);
+	sweep_run(t, sendrecv_step);
 }
 
 /* ---- windows of non-blocking requests ---- */
-
-enum completion_style { BY_WAITALL, BY_TESTANY, BY_WAITSOME };
 
 /* Mostly eager sizes around the usual limits; every 64th message is large
  * enough for a rendezvous, so both protocols are in flight together. */
@@ -158,8 +187,9 @@ static int complete_requests(struct test_ctx *t, enum completion_style style, in
 /* Each rank keeps WINDOW receives and WINDOW sends in flight with every
  * other rank; receive i from a peer has tag i and a buffer of exactly the
  * message's size plus a guard. */
-static void window_test(struct test_ctx *t, enum completion_style style)
+void test_window(struct test_ctx *t)
 {
+	enum completion_style style = (enum completion_style)t->variant;
 	int peers = t->size - 1, w = t->window, n_recv = peers * w, n = 2 * n_recv;
 	size_t *recv_off = xmalloc(sizeof(size_t) * (size_t)(n_recv + 1));
 	size_t *send_off = xmalloc(sizeof(size_t) * (size_t)(n_recv + 1));
@@ -235,21 +265,6 @@ out:
 	free(send_arena);
 }
 
-void test_waitall(struct test_ctx *t)
-{
-	window_test(t, BY_WAITALL);
-}
-
-void test_testany(struct test_ctx *t)
-{
-	window_test(t, BY_TESTANY);
-}
-
-void test_waitsome(struct test_ctx *t)
-{
-	window_test(t, BY_WAITSOME);
-}
-
 /* ---- wildcards ---- */
 
 /* The size of message TAG from SRC in the wildcard tests: varies with both,
@@ -263,51 +278,21 @@ static size_t wildcard_size(int src, int tag, size_t max)
 	return min_size(max, mix[(size_t)(src * 3 + tag) % (sizeof(mix) / sizeof(mix[0]))]);
 }
 
-struct fan_out {
-	MPI_Request *reqs;
-	unsigned char **bufs;
-	int count;
-};
-
 /* Every rank starts WILDCARD_MESSAGES sends with tags 0.. to every other. */
-static int fan_out_start(struct test_ctx *t, struct fan_out *f)
+static int fan_out_start(struct test_ctx *t, struct outgoing *f)
 {
-	int peers = t->size - 1, p, tag, i;
+	int peers = t->size - 1, p, tag;
 
-	f->count = peers * WILDCARD_MESSAGES;
-	f->reqs = xmalloc(sizeof(*f->reqs) * (size_t)f->count);
-	f->bufs = xmalloc(sizeof(*f->bufs) * (size_t)f->count);
-	for (i = 0; i < f->count; i++) {
-		f->reqs[i] = MPI_REQUEST_NULL;
-		f->bufs[i] = NULL;
-	}
+	outgoing_init(f, peers * WILDCARD_MESSAGES);
 	for (p = 0; p < peers; p++) {
 		int peer = (t->rank + 1 + p) % t->size;
 
-		for (tag = 0; tag < WILDCARD_MESSAGES; tag++) {
-			size_t len = wildcard_size(t->rank, tag, t->max_size);
-
-			i = p * WILDCARD_MESSAGES + tag;
-			f->bufs[i] = xmalloc(len);
-			payload_fill(f->bufs[i], len, payload_seed(t->rank, tag, (uint64_t)tag));
-			if (!MPI_OK(t, MPI_Isend(f->bufs[i], (int)len, MPI_BYTE, peer, tag,
-						 t->comm, &f->reqs[i])))
+		for (tag = 0; tag < WILDCARD_MESSAGES; tag++)
+			if (!outgoing_send(t, f, peer, tag, wildcard_size(t->rank, tag, t->max_size),
+					   (uint64_t)tag))
 				return 0;
-		}
 	}
 	return 1;
-}
-
-static void fan_out_finish(struct test_ctx *t, struct fan_out *f, int started)
-{
-	int i;
-
-	if (started)
-		MPI_OK(t, MPI_Waitall(f->count, f->reqs, MPI_STATUSES_IGNORE));
-	for (i = 0; i < f->count; i++)
-		free(f->bufs[i]);
-	free(f->bufs);
-	free(f->reqs);
 }
 
 /* Receives one wildcard message into a buffer big enough for any, and
@@ -346,7 +331,7 @@ void test_any_source(struct test_ctx *t)
 	size_t capacity = 256 * KiB + GUARD_BYTES;
 	unsigned char *buf = xmalloc(capacity);
 	char *seen = xmalloc((size_t)t->size);
-	struct fan_out f;
+	struct outgoing f;
 	int started = fan_out_start(t, &f), tag, j, src;
 
 	/* Tags in reverse order: each tag's messages from all peers must be
@@ -362,7 +347,7 @@ void test_any_source(struct test_ctx *t)
 				test_fail(t, "tag %d from rank %d received twice", tag, src);
 		}
 	}
-	fan_out_finish(t, &f, started);
+	outgoing_finish(t, &f, started);
 	free(buf);
 	free(seen);
 }
@@ -371,7 +356,7 @@ void test_any_tag(struct test_ctx *t)
 {
 	size_t capacity = 256 * KiB + GUARD_BYTES;
 	unsigned char *buf = xmalloc(capacity);
-	struct fan_out f;
+	struct outgoing f;
 	int started = fan_out_start(t, &f), p, k;
 
 	/* From one source, MPI_ANY_TAG matches the earliest message sent
@@ -384,7 +369,7 @@ void test_any_tag(struct test_ctx *t)
 					     "MPI_ANY_TAG receive") < 0)
 				break;
 	}
-	fan_out_finish(t, &f, started);
+	outgoing_finish(t, &f, started);
 	free(buf);
 }
 
@@ -393,7 +378,7 @@ void test_any_source_any_tag(struct test_ctx *t)
 	size_t capacity = 256 * KiB + GUARD_BYTES;
 	unsigned char *buf = xmalloc(capacity);
 	int *next_tag = xmalloc(sizeof(int) * (size_t)t->size);
-	struct fan_out f;
+	struct outgoing f;
 	int started = fan_out_start(t, &f), j, src, total = (t->size - 1) * WILDCARD_MESSAGES;
 	MPI_Status st;
 
@@ -423,43 +408,29 @@ void test_any_source_any_tag(struct test_ctx *t)
 		if (src != t->rank && next_tag[src] != WILDCARD_MESSAGES)
 			test_fail(t, "%d messages from rank %d, expected %d", next_tag[src], src,
 				  WILDCARD_MESSAGES);
-	fan_out_finish(t, &f, started);
+	outgoing_finish(t, &f, started);
 	free(buf);
 	free(next_tag);
 }
 
 /* ---- ring and all-to-all ---- */
 
-void test_ring(struct test_ctx *t)
+/* One lap per size: rank 0 starts, every other rank forwards its own
+ * pattern once it has checked its left neighbour's. */
+static int ring_step(struct test_ctx *t, struct sweep_bufs *b, size_t k, int tag)
 {
-	size_t sizes[SWEEP_CAPACITY], n = sweep_sizes(t, sizes, SWEEP_CAPACITY), k;
-	size_t capacity = sizes[n - 1] + GUARD_BYTES;
 	int right = (t->rank + 1) % t->size, left = (t->rank + t->size - 1) % t->size;
-	unsigned char *send_buf = xmalloc(sizes[n - 1]), *recv_buf = xmalloc(capacity);
 	MPI_Status st;
 
-	/* One lap per size: rank 0 starts, every other rank forwards its own
-	 * pattern once it has checked its left neighbour's. */
-	for (k = 0; k < n; k++) {
-		int tag = (int)k + 1;
+	if ((t->rank == 0 && !send_k(t, b, k, right, tag)) || !recv_k(t, b, left, tag, &st))
+		return 0;
+	sweep_check(t, b, k, &st, left, tag, "ring receive");
+	return t->rank == 0 || send_k(t, b, k, right, tag);
+}
 
-		payload_fill(send_buf, sizes[k], payload_seed(t->rank, tag, k));
-		memset(recv_buf, GUARD_FILL, capacity);
-		if (t->rank == 0 &&
-		    !MPI_OK(t, MPI_Send(send_buf, (int)sizes[k], MPI_BYTE, right, tag, t->comm)))
-			break;
-		if (!MPI_OK(t, MPI_Recv(recv_buf, (int)capacity, MPI_BYTE, left, tag, t->comm, &st)))
-			break;
-		check_status(t, &st, left, tag, sizes[k], "ring receive");
-		check_payload(t, recv_buf, sizes[k], left, tag, k);
-		check_untouched(t, recv_buf, sizes[k], sizes[k] + GUARD_BYTES, GUARD_FILL,
-				"bytes after the message");
-		if (t->rank != 0 &&
-		    !MPI_OK(t, MPI_Send(send_buf, (int)sizes[k], MPI_BYTE, right, tag, t->comm)))
-			break;
-	}
-	free(send_buf);
-	free(recv_buf);
+void test_ring(struct test_ctx *t)
+{
+	sweep_run(t, ring_step);
 }
 
 void test_alltoall(struct test_ctx *t)
@@ -502,9 +473,8 @@ void test_alltoall(struct test_ctx *t)
 			int peer = (t->rank + 1 + p) % t->size;
 			unsigned char *buf = recv_buf + slot * (size_t)p;
 
-			check_status(t, &statuses[p], peer, tag, sizes[k], "all-to-all receive");
-			check_payload(t, buf, sizes[k], peer, tag, (uint64_t)t->rank);
-			check_untouched(t, buf, sizes[k], slot, GUARD_FILL, "bytes after the message");
+			check_message(t, &statuses[p], buf, sizes[k], slot, peer, tag,
+				      (uint64_t)t->rank, "all-to-all receive");
 		}
 	}
 out:

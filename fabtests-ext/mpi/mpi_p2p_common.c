@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * mpi_p2p: payload patterns, failure recording and the checks every
- * sub-test uses, and the driver that runs sub-tests and prints their
- * verdicts (shared with mpi_osc), and the option parsing of every MPI
- * program.
+ * sub-test uses, the driver that runs sub-tests and prints their
+ * verdicts (shared with mpi_osc, mpi_coll and mpi_stress), and the option
+ * parsing of every MPI program.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -174,6 +174,17 @@ int check_untouched(struct test_ctx *t, const unsigned char *buf, size_t from,
 	return 1;
 }
 
+int check_message(struct test_ctx *t, const MPI_Status *status, const unsigned char *buf,
+		  size_t len, size_t to, int src, int tag, uint64_t index, const char *what)
+{
+	/* Not short-circuited: every check that fails is recorded. */
+	int ok = check_status(t, status, src, tag, len, what);
+
+	ok &= check_payload(t, buf, len, src, tag, index);
+	ok &= check_untouched(t, buf, len, to, GUARD_FILL, "bytes after the message");
+	return ok;
+}
+
 void *xmalloc(size_t len)
 {
 	/* malloc(0) may return NULL; MPI needs no storage for 0 bytes, but a
@@ -199,7 +210,53 @@ size_t min_size(size_t a, size_t b)
 	return a < b ? a : b;
 }
 
+void outgoing_init(struct outgoing *o, int capacity)
+{
+	int i;
+
+	o->reqs = xmalloc(sizeof(*o->reqs) * (size_t)capacity);
+	o->bufs = xmalloc(sizeof(*o->bufs) * (size_t)capacity);
+	for (i = 0; i < capacity; i++) {
+		o->reqs[i] = MPI_REQUEST_NULL;
+		o->bufs[i] = NULL;
+	}
+	o->count = capacity;
+	o->started = 0;
+}
+
+int outgoing_send(struct test_ctx *t, struct outgoing *o, int dest, int tag,
+		  size_t len, uint64_t index)
+{
+	unsigned char *buf = xmalloc(len);
+
+	o->bufs[o->started] = buf;
+	payload_fill(buf, len, payload_seed(t->rank, tag, index));
+	return MPI_OK(t, MPI_Isend(buf, (int)len, MPI_BYTE, dest, tag, t->comm,
+				   &o->reqs[o->started++]));
+}
+
+void outgoing_finish(struct test_ctx *t, struct outgoing *o, int wait)
+{
+	int i;
+
+	if (wait)
+		MPI_OK(t, MPI_Waitall(o->started, o->reqs, MPI_STATUSES_IGNORE));
+	for (i = 0; i < o->count; i++)
+		free(o->bufs[i]);
+	free(o->bufs);
+	free(o->reqs);
+}
+
 /* ---- option values ---- */
+
+/* text past leading white space, or NULL when a sign follows: strtoull
+ * and strtoul would take "-1" as their largest value. */
+static const char *unsigned_text(const char *text)
+{
+	while (isspace((unsigned char)*text))
+		text++;
+	return *text == '-' || *text == '+' ? NULL : text;
+}
 
 int mpi_parse_size(const char *text, size_t max, size_t *out)
 {
@@ -207,10 +264,8 @@ int mpi_parse_size(const char *text, size_t max, size_t *out)
 	unsigned long long value;
 	unsigned shift = 0;
 
-	/* strtoull would take "-1" as the largest value: refuse any sign. */
-	while (isspace((unsigned char)*text))
-		text++;
-	if (*text == '-' || *text == '+')
+	text = unsigned_text(text);
+	if (!text)
 		return -1;
 	errno = 0;
 	value = strtoull(text, &end, 0);
@@ -228,27 +283,56 @@ int mpi_parse_size(const char *text, size_t max, size_t *out)
 	return 0;
 }
 
-int mpi_parse_size_list(const char *prog, const char *list, size_t min, size_t max,
-			size_t *sizes, int capacity)
+/* One of a comma-separated list: 1 to go on, 0 (after a message) to stop. */
+typedef int list_item(void *arg, const char *item);
+
+/* Each item of list in turn: 0 when all went on, -1 when one stopped. */
+static int each_item(const char *prog, const char *list, list_item *item, void *arg)
 {
-	char *copy = strdup(list), *item, *save = NULL;
-	int n = 0;
+	char *copy = strdup(list), *one, *save = NULL;
+	int ret = 0;
 
 	if (!copy) {
 		fprintf(stderr, "%s: out of memory\n", prog);
 		return -1;
 	}
-	for (item = strtok_r(copy, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
-		if (n == capacity || mpi_parse_size(item, max, &sizes[n]) || sizes[n] < min) {
-			fprintf(stderr, "%s: -s: '%s' is not a size from %zu to %zu "
-				"(or more than %d sizes)\n", prog, item, min, max, capacity);
-			n = -1;
+	for (one = strtok_r(copy, ",", &save); one; one = strtok_r(NULL, ",", &save)) {
+		if (!item(arg, one)) {
+			ret = -1;
 			break;
 		}
-		n++;
 	}
 	free(copy);
-	return n;
+	return ret;
+}
+
+struct size_list {
+	const char *prog;
+	size_t min, max, *sizes;
+	int n, capacity;
+};
+
+static int size_item(void *arg, const char *item)
+{
+	struct size_list *l = arg;
+
+	if (l->n == l->capacity || mpi_parse_size(item, l->max, &l->sizes[l->n]) ||
+	    l->sizes[l->n] < l->min) {
+		fprintf(stderr, "%s: -s: '%s' is not a size from %zu to %zu "
+			"(or more than %d sizes)\n", l->prog, item, l->min, l->max, l->capacity);
+		return 0;
+	}
+	l->n++;
+	return 1;
+}
+
+int mpi_parse_size_list(const char *prog, const char *list, size_t min, size_t max,
+			size_t *sizes, int capacity)
+{
+	struct size_list l = { .prog = prog, .min = min, .max = max, .sizes = sizes,
+			       .capacity = capacity };
+
+	return each_item(prog, list, size_item, &l) ? -1 : l.n;
 }
 
 int mpi_parse_uint(const char *text, unsigned long max, unsigned long *out)
@@ -256,9 +340,8 @@ int mpi_parse_uint(const char *text, unsigned long max, unsigned long *out)
 	char *end;
 	unsigned long value;
 
-	while (isspace((unsigned char)*text))
-		text++;
-	if (*text == '-' || *text == '+')
+	text = unsigned_text(text);
+	if (!text)
 		return -1;
 	errno = 0;
 	value = strtoul(text, &end, 0);
@@ -279,6 +362,57 @@ int mpi_parse_int(const char *text, int min, int max, int *out)
 		return -1;
 	*out = (int)value;
 	return 0;
+}
+
+int mpi_option_help(int opt, void (*usage)(FILE *out))
+{
+	usage(opt == 'h' ? stdout : stderr);
+	return opt == 'h' ? 1 : 2;
+}
+
+int mpi_no_operands(const char *prog, int argc, char **argv)
+{
+	if (optind == argc)
+		return 0;
+	fprintf(stderr, "%s: unexpected argument '%s'\n", prog, argv[optind]);
+	return 2;
+}
+
+int mpi_parse_seconds(const char *prog, int opt, const char *text, unsigned long min,
+		      unsigned *out)
+{
+	unsigned long value;
+
+	if (mpi_parse_uint(text, 86400, &value) || value < min) {
+		fprintf(stderr, "%s: -%c '%s': not a number of seconds\n", prog, opt, text);
+		return -1;
+	}
+	*out = (unsigned)value;
+	return 0;
+}
+
+struct name_list {
+	const char *prog;
+	int (*select)(void *arg, const char *name);
+	void *arg;
+};
+
+static int name_item(void *arg, const char *name)
+{
+	struct name_list *l = arg;
+
+	if (l->select(l->arg, name))
+		return 1;
+	fprintf(stderr, "%s: unknown sub-test '%s' (-l lists them)\n", l->prog, name);
+	return 0;
+}
+
+int mpi_select_names(const char *prog, const char *list,
+		     int (*select)(void *arg, const char *name), void *arg)
+{
+	struct name_list l = { .prog = prog, .select = select, .arg = arg };
+
+	return each_item(prog, list, name_item, &l);
 }
 
 size_t sweep_sizes(const struct test_ctx *t, size_t *sizes, size_t capacity)
@@ -374,4 +508,38 @@ int sub_test_end(struct test_ctx *t, const char *name, double seconds)
 	}
 	MPI_Comm_free(&t->comm);
 	return !failed_ranks;
+}
+
+int suite_main(const struct suite *s, int *argc, char ***argv)
+{
+	int rank, size, passed = 0, failed = 0;
+	char buf[128];
+	size_t i;
+
+	if (!suite_init(argc, argv, &rank, &size))
+		return 1;
+	/* Errors become FAIL lines; split communicators inherit it. */
+	if (s->world_returns_errors)
+		MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+	for (i = 0; i < s->count; i++) {
+		struct test_ctx t = { .rank = rank, .size = size, .max_size = s->max_size };
+		const char *name;
+		double started;
+
+		if (!s->selected[i])
+			continue;
+		name = s->name(s->arg, i, buf, sizeof(buf));
+		sub_test_begin(&t, name, s->timeout);
+		started = MPI_Wtime();
+		s->run(s->arg, i, &t);
+		if (sub_test_end(&t, name, MPI_Wtime() - started))
+			passed++;
+		else
+			failed++;
+	}
+	if (rank == 0)
+		printf("%s: %d passed, %d failed on %d ranks (%s %zu)\n",
+		       s->prog, passed, failed, size, s->limit, s->max_size);
+	MPI_Finalize();
+	return failed ? 1 : 0;
 }

@@ -24,8 +24,6 @@
 
 /* ---- probes ---- */
 
-enum probe_style { BY_PROBE, BY_IPROBE, BY_MPROBE, BY_IMPROBE };
-
 static const char *const probe_call[] = { "MPI_Probe", "MPI_Iprobe", "MPI_Mprobe", "MPI_Improbe" };
 
 /* Finds a message the given way; the matched styles also claim it. */
@@ -150,8 +148,9 @@ static void probe_twins(struct test_ctx *t, enum probe_style style, int sender)
 	free(buf[1]);
 }
 
-static void probe_test(struct test_ctx *t, enum probe_style style)
+void test_probes(struct test_ctx *t)
 {
+	enum probe_style style = (enum probe_style)t->variant;
 	size_t sizes[SWEEP_CAPACITY], n = sweep_sizes(t, sizes, SWEEP_CAPACITY), k;
 	size_t twin_len[2] = { min_size(t->max_size, 100), min_size(t->max_size, MiB) };
 	int peer = pair_peer(t), round, i;
@@ -206,26 +205,6 @@ out:
 	free(twin_buf[1]);
 }
 
-void test_probe(struct test_ctx *t)
-{
-	probe_test(t, BY_PROBE);
-}
-
-void test_iprobe(struct test_ctx *t)
-{
-	probe_test(t, BY_IPROBE);
-}
-
-void test_mprobe(struct test_ctx *t)
-{
-	probe_test(t, BY_MPROBE);
-}
-
-void test_improbe(struct test_ctx *t)
-{
-	probe_test(t, BY_IMPROBE);
-}
-
 /* ---- unexpected messages ---- */
 
 /* Sizes that every provider sends eagerly. */
@@ -248,49 +227,6 @@ static size_t storm_same_tag_size(int j, size_t max)
 	static const size_t mix[] = { 100, 64 * KiB + 1, 16 * KiB, MiB, 8, 16 * KiB + 1 };
 
 	return min_size(max, mix[(size_t)j % (sizeof(mix) / sizeof(mix[0]))]);
-}
-
-struct outgoing {
-	MPI_Request *reqs;
-	unsigned char **bufs;
-	int count, started;
-};
-
-static void outgoing_init(struct outgoing *o, int capacity)
-{
-	int i;
-
-	o->reqs = xmalloc(sizeof(*o->reqs) * (size_t)capacity);
-	o->bufs = xmalloc(sizeof(*o->bufs) * (size_t)capacity);
-	for (i = 0; i < capacity; i++) {
-		o->reqs[i] = MPI_REQUEST_NULL;
-		o->bufs[i] = NULL;
-	}
-	o->count = capacity;
-	o->started = 0;
-}
-
-static int outgoing_send(struct test_ctx *t, struct outgoing *o, int dest, int tag,
-			 size_t len, uint64_t index)
-{
-	unsigned char *buf = xmalloc(len);
-
-	o->bufs[o->started] = buf;
-	payload_fill(buf, len, payload_seed(t->rank, tag, index));
-	return MPI_OK(t, MPI_Isend(buf, (int)len, MPI_BYTE, dest, tag, t->comm,
-				   &o->reqs[o->started++]));
-}
-
-static void outgoing_finish(struct test_ctx *t, struct outgoing *o, int wait)
-{
-	int i;
-
-	if (wait)
-		MPI_OK(t, MPI_Waitall(o->started, o->reqs, MPI_STATUSES_IGNORE));
-	for (i = 0; i < o->count; i++)
-		free(o->bufs[i]);
-	free(o->bufs);
-	free(o->reqs);
 }
 
 /* Receives one message and checks it. Returns 0 only when MPI failed: a
@@ -377,9 +313,8 @@ static void receive_storm(struct test_ctx *t, int sender)
 		size_t len = storm_small_size(tag, t->max_size);
 		unsigned char *slot = arena + small_capacity * (size_t)(i - half);
 
-		check_status(t, &statuses[i - half], sender, tag, len, "small unexpected (posted at once)");
-		check_payload(t, slot, len, sender, tag, (uint64_t)tag);
-		check_untouched(t, slot, len, small_capacity, GUARD_FILL, "bytes after the message");
+		check_message(t, &statuses[i - half], slot, len, small_capacity, sender, tag,
+			      (uint64_t)tag, "small unexpected (posted at once)");
 	}
 out_posted:
 	free(reqs);

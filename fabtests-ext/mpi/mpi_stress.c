@@ -116,19 +116,16 @@ static int parse_options(int argc, char **argv, struct options *o)
 	while ((opt = getopt(argc, argv, "t:M:n:s:W:G:w:h")) != -1) {
 		switch (opt) {
 		case 't':
-		case 'W':
-		case 'w':
-			if (mpi_parse_uint(optarg, 86400, &value) || (opt == 't' && value == 0)) {
-				fprintf(stderr, "mpi_stress: -%c '%s': not a number of seconds\n",
-					opt, optarg);
+			if (mpi_parse_seconds("mpi_stress", opt, optarg, 1, &o->seconds))
 				return 2;
-			}
-			if (opt == 't')
-				o->seconds = (unsigned)value;
-			else if (opt == 'W')
-				o->warmup = (unsigned)value;
-			else
-				o->timeout = (unsigned)value;
+			break;
+		case 'W':
+			if (mpi_parse_seconds("mpi_stress", opt, optarg, 0, &o->warmup))
+				return 2;
+			break;
+		case 'w':
+			if (mpi_parse_seconds("mpi_stress", opt, optarg, 0, &o->timeout))
+				return 2;
 			break;
 		case 'M':
 			if (mpi_parse_size(optarg, 64 * MiB, &o->max_size)) {
@@ -157,18 +154,12 @@ static int parse_options(int argc, char **argv, struct options *o)
 			}
 			o->growth_mib = (unsigned)value;
 			break;
-		case 'h':
-			usage(stdout);
-			return 1;
 		default:
-			usage(stderr);
-			return 2;
+			return mpi_option_help(opt, usage);
 		}
 	}
-	if (optind != argc) {
-		fprintf(stderr, "mpi_stress: unexpected argument '%s'\n", argv[optind]);
+	if (mpi_no_operands("mpi_stress", argc, argv))
 		return 2;
-	}
 	if (!o->warmup)
 		o->warmup = o->seconds / 6 ? o->seconds / 6 : 1;
 	if (o->warmup >= o->seconds) {
