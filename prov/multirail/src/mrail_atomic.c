@@ -338,13 +338,10 @@ static ssize_t atomic_send(struct mrail_ep *ep, const struct atomic_args *a,
 	size_t off = MRAIL_WIRE_HDR_LEN + MRAIL_WIRE_ATOMIC_LEN;
 	struct mrail_rail_buf *buf;
 	uint64_t req_id;
-	ssize_t ret;
 
-	buf = mrail_tx_buf_get(ep);
-	if (!buf) {
-		mrail_ep_progress(ep);
+	buf = mrail_request_buf(ep);
+	if (!buf)
 		return -FI_EAGAIN;
-	}
 	req_id = mrail_atomic_wait_add(ep, a->dest, b->result, b->result_count,
 				       user, complete_user);
 	if (!req_id) {
@@ -364,16 +361,7 @@ static ssize_t atomic_send(struct mrail_ep *ep, const struct atomic_args *a,
 	off += gather(buf->data + off, b->operand, b->operand_count);
 	off += gather(buf->data + off, b->compare, b->compare_count);
 	/* Completes from the target's response, or from a failed send. */
-	buf->complete_user = false;
-	buf->rdv_req_id = req_id;
-	buf->user = *user;
-	ret = mrail_tx_buf_send(ep, buf, off, mrail_av_get_peer(ep->av, a->dest));
-	if (ret) {
-		mrail_ack_wait_cancel(ep, req_id);
-		if (ret == -FI_EAGAIN)
-			mrail_ep_progress(ep);
-	}
-	return ret;
+	return mrail_request_send(ep, buf, off, a->dest, req_id, user, false);
 }
 
 static ssize_t atomic_post(struct mrail_ep *ep, struct atomic_args *a)

@@ -431,17 +431,13 @@ static ssize_t send_eager(struct mrail_ep *ep, const struct iovec *iov, size_t c
 			  const struct mrail_cq_entry *user, bool complete_user,
 			  bool acked)
 {
-	struct mrail_av_peer *peer = mrail_av_get_peer(ep->av, dest);
 	size_t i, off = MRAIL_WIRE_HDR_LEN;
 	struct mrail_rail_buf *buf;
 	uint64_t req_id = 0;
-	ssize_t ret;
 
-	buf = mrail_tx_buf_get(ep);
-	if (!buf) {
-		mrail_ep_progress(ep);
+	buf = mrail_request_buf(ep);
+	if (!buf)
 		return -FI_EAGAIN;
-	}
 	if (acked) {
 		req_id = mrail_ack_wait_add(ep, dest, user, complete_user);
 		if (!req_id) {
@@ -460,15 +456,8 @@ static ssize_t send_eager(struct mrail_ep *ep, const struct iovec *iov, size_t c
 		off += iov[i].iov_len;
 	}
 	/* An acked send completes from the ACK, or from a failed send. */
-	buf->complete_user = complete_user && !acked;
-	buf->rdv_req_id = req_id;
-	buf->user = *user;
-	ret = mrail_tx_buf_send(ep, buf, off, peer);
-	if (ret && req_id)
-		mrail_ack_wait_cancel(ep, req_id);
-	if (ret == -FI_EAGAIN)
-		mrail_ep_progress(ep);
-	return ret;
+	return mrail_request_send(ep, buf, off, dest, req_id, user,
+				  complete_user && !acked);
 }
 
 ssize_t mrail_send_common(struct mrail_ep *ep, const struct iovec *iov, size_t count,

@@ -147,6 +147,20 @@ void mrail_rdv_send_failed(struct mrail_ep *ep, uint64_t req_id, int err);
 uint64_t mrail_ack_wait_add(struct mrail_ep *ep, fi_addr_t dest,
 			    const struct mrail_cq_entry *user, bool complete_user);
 void mrail_ack_wait_cancel(struct mrail_ep *ep, uint64_t req_id);
+/*
+ * A request: a message whose operation completes on the peer's answer (an
+ * ACK, READ_RESP or ATOMIC_RESP under req_id) or on a failed send. Its
+ * buffer comes from mrail_request_buf (NULL: none free, after a progress
+ * round, so the caller's -FI_EAGAIN retry may find one), and
+ * mrail_request_send sends len bytes of it to dest on behalf of user's
+ * operation, cancelling req_id's wait (0: none) when it fails; -FI_EAGAIN
+ * after a progress round. complete_user: the operation completes as the
+ * buffer goes (an eager send nobody answers).
+ */
+struct mrail_rail_buf *mrail_request_buf(struct mrail_ep *ep);
+ssize_t mrail_request_send(struct mrail_ep *ep, struct mrail_rail_buf *buf,
+			   size_t len, fi_addr_t dest, uint64_t req_id,
+			   const struct mrail_cq_entry *user, bool complete_user);
 void mrail_rdv_flush(struct mrail_ep *ep);
 /* Sets waited[p] for every peer p this endpoint waits on for an ACK or a
  * response (waited has ep->peer_cap entries). */

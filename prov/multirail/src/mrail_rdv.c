@@ -152,7 +152,6 @@ static ssize_t rdv_send_common(struct mrail_ep *ep, const struct iovec *iov,
 			       const struct mrail_wire_rma *rma, bool bounce,
 			       const struct mrail_cq_entry *user, bool complete_user)
 {
-	struct mrail_av_peer *peer = mrail_av_get_peer(ep->av, dest);
 	size_t len = mrail_iov_total(iov, count), i, off = 0, pre = 0;
 	struct mrail_wire_hdr hdr = *hdr_in;
 	struct mrail_wire_rts rts = { .total_len = len };
@@ -163,11 +162,9 @@ static ssize_t rdv_send_common(struct mrail_ep *ep, const struct iovec *iov,
 	ssize_t ret;
 	int n;
 
-	buf = mrail_tx_buf_get(ep);
-	if (!buf) {
-		mrail_ep_progress(ep);
+	buf = mrail_request_buf(ep);
+	if (!buf)
 		return -FI_EAGAIN;
-	}
 	rdv = calloc(1, sizeof(*rdv));
 	if (!rdv) {
 		ret = -FI_ENOMEM;
@@ -219,19 +216,10 @@ static ssize_t rdv_send_common(struct mrail_ep *ep, const struct iovec *iov,
 		ret = -FI_EINVAL;
 		goto err_rdv;
 	}
-	buf->rdv_req_id = rdv->req_id;
-	buf->complete_user = false;
-	buf->user = *user;
-	ret = mrail_tx_buf_send(ep, buf, MRAIL_WIRE_HDR_LEN + pre + (size_t) n, peer);
-	if (ret) {
-		/* The buffer is back on its free list already. */
-		rdv_send_release(ep, rdv);
-		if (ret == -FI_EAGAIN)
-			mrail_ep_progress(ep);
-		return ret;
-	}
+	/* Completes from the receiver's ACK, or from a failed send. */
 	HASH_ADD(hh, ep->rdv_sends, req_id, sizeof(rdv->req_id), rdv);
-	return 0;
+	return mrail_request_send(ep, buf, MRAIL_WIRE_HDR_LEN + pre + (size_t) n,
+				  dest, rdv->req_id, user, false);
 
 err_rdv:
 	rdv_send_release(ep, rdv);
@@ -402,6 +390,36 @@ void mrail_ack_wait_cancel(struct mrail_ep *ep, uint64_t req_id)
 		return;
 	HASH_DEL(ep->rdv_sends, wait);
 	rdv_send_release(ep, wait);
+}
+
+struct mrail_rail_buf *mrail_request_buf(struct mrail_ep *ep)
+{
+	struct mrail_rail_buf *buf = mrail_tx_buf_get(ep);
+
+	/* None free: a progress round may free one for the caller's retry. */
+	if (!buf)
+		mrail_ep_progress(ep);
+	return buf;
+}
+
+ssize_t mrail_request_send(struct mrail_ep *ep, struct mrail_rail_buf *buf,
+			   size_t len, fi_addr_t dest, uint64_t req_id,
+			   const struct mrail_cq_entry *user, bool complete_user)
+{
+	ssize_t ret;
+
+	buf->complete_user = complete_user;
+	buf->rdv_req_id = req_id;
+	buf->user = *user;
+	ret = mrail_tx_buf_send(ep, buf, len, mrail_av_get_peer(ep->av, dest));
+	if (!ret)
+		return 0;
+	/* The buffer is back on its free list: nothing will answer. */
+	if (req_id)
+		mrail_ack_wait_cancel(ep, req_id);
+	if (ret == -FI_EAGAIN)
+		mrail_ep_progress(ep);
+	return ret;
 }
 
 void mrail_rdv_send_failed(struct mrail_ep *ep, uint64_t req_id, int err)

@@ -350,13 +350,10 @@ static ssize_t rma_write_inline(struct mrail_ep *ep, const struct iovec *iov,
 	size_t off = MRAIL_WIRE_HDR_LEN + MRAIL_WIRE_RMA_LEN, i;
 	struct mrail_rail_buf *buf;
 	uint64_t req_id;
-	ssize_t ret;
 
-	buf = mrail_tx_buf_get(ep);
-	if (!buf) {
-		mrail_ep_progress(ep);
+	buf = mrail_request_buf(ep);
+	if (!buf)
 		return -FI_EAGAIN;
-	}
 	req_id = mrail_ack_wait_add(ep, dest, user, complete_user);
 	if (!req_id) {
 		mrail_tx_buf_put(ep, buf);
@@ -377,16 +374,7 @@ static ssize_t rma_write_inline(struct mrail_ep *ep, const struct iovec *iov,
 		off += iov[i].iov_len;
 	}
 	/* Completes from the target's ACK, or from a failed send. */
-	buf->complete_user = false;
-	buf->rdv_req_id = req_id;
-	buf->user = *user;
-	ret = mrail_tx_buf_send(ep, buf, off, mrail_av_get_peer(ep->av, dest));
-	if (ret) {
-		mrail_ack_wait_cancel(ep, req_id);
-		if (ret == -FI_EAGAIN)
-			mrail_ep_progress(ep);
-	}
-	return ret;
+	return mrail_request_send(ep, buf, off, dest, req_id, user, false);
 }
 
 /* inject: no completion, the buffer is the caller's again at return. */
@@ -471,9 +459,8 @@ static ssize_t rma_read(struct mrail_ep *ep, const struct iovec *iov,
 	ret = rma_check_post(ep, &src, flags);
 	if (ret)
 		goto out;
-	buf = mrail_tx_buf_get(ep);
+	buf = mrail_request_buf(ep);
 	if (!buf) {
-		mrail_ep_progress(ep);
 		ret = -FI_EAGAIN;
 		goto out;
 	}
@@ -487,17 +474,12 @@ static ssize_t rma_read(struct mrail_ep *ep, const struct iovec *iov,
 	mrail_wire_hdr_encode(&hdr, buf->data, MRAIL_WIRE_HDR_LEN);
 	mrail_wire_rma_encode(&rma, buf->data + MRAIL_WIRE_HDR_LEN,
 			      MRAIL_WIRE_RMA_LEN);
-	buf->complete_user = false;
-	buf->rdv_req_id = req_id;
-	buf->user = user;
-	ret = mrail_tx_buf_send(ep, buf, MRAIL_WIRE_HDR_LEN + MRAIL_WIRE_RMA_LEN,
-				mrail_av_get_peer(ep->av, src));
-	if (ret) {
-		mrail_ack_wait_cancel(ep, req_id);
-		if (ret == -FI_EAGAIN)
-			mrail_ep_progress(ep);
+	/* Completes from the data read after the READ_RESP, or from a
+	 * failed send. */
+	ret = mrail_request_send(ep, buf, MRAIL_WIRE_HDR_LEN + MRAIL_WIRE_RMA_LEN,
+				 src, req_id, &user, false);
+	if (ret)
 		goto out;
-	}
 	mrail_progress_kick(ep->domain);
 out:
 	pthread_mutex_unlock(&ep->domain->lock);
