@@ -38,6 +38,12 @@
  * is a warning there, and an error completion at the initiator with the
  * target's status (-FI_EACCES, -FI_EINVAL...).
  */
+#include "mrail.h"
+#include "mrail_av.h"
+#include "mrail_cq.h"
+#include "mrail_mr.h"
+#include "mrail_ep.h"
+#include "mrail_trigger.h"
 #include "mrail_msg.h"
 
 #include <inttypes.h>

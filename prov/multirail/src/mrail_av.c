@@ -19,6 +19,9 @@
  * this host's rails before any core AV sees them.
  */
 #include "mrail.h"
+#include "mrail_av.h"
+#include "mrail_cq.h"
+#include "mrail_coll.h"
 
 #include <arpa/inet.h>
 #include <errno.h>

@@ -6,6 +6,8 @@
  * against the AV and keeps the list's memory.
  */
 #include "mrail.h"
+#include "mrail_av.h"
+#include "mrail_coll.h"
 #include "coll.h"
 
 #include <inttypes.h>

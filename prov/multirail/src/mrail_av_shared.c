@@ -8,6 +8,7 @@
  * (mrail_av.c), so an fi_addr_t from the writer names the same peer there.
  */
 #include "mrail.h"
+#include "mrail_av.h"
 
 #include <errno.h>
 #include <fcntl.h>

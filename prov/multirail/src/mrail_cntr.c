@@ -17,10 +17,15 @@
  * change makes an eventfd readable until the application reads the counter.
  */
 #include "mrail.h"
+#include "mrail_cq.h"
+#include "mrail_ep.h"
+#include "mrail_trigger.h"
 
 #include <stdlib.h>
 
 #include <utlist.h>
+
+#include "trigger.h"
 
 struct mrail_cntr {
 	struct fid_cntr cntr_fid;

@@ -23,6 +23,10 @@
  * rendezvous and control queues.
  */
 #include "mrail.h"
+#include "mrail_av.h"
+#include "mrail_cq.h"
+#include "mrail_ep.h"
+#include "mrail_coll.h"
 #include "mrail_msg.h"
 #include "coll.h"
 

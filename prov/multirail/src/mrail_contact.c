@@ -12,6 +12,9 @@
  * cannot fill a slow receiver's rail buffers with one peer's traffic.
  */
 #include "mrail.h"
+#include "mrail_av.h"
+#include "mrail_cq.h"
+#include "mrail_ep.h"
 #include "mrail_msg.h"
 #include "first_contact.h"
 

@@ -10,6 +10,9 @@
  * pending) and drained by the read that empties the CQ.
  */
 #include "mrail.h"
+#include "mrail_cq.h"
+#include "mrail_ep.h"
+#include "mrail_trigger.h"
 
 #include <inttypes.h>
 #include <sched.h>

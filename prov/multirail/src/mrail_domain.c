@@ -8,6 +8,12 @@
  * (mrail_progress.c), started here and stopped on close.
  */
 #include "mrail.h"
+#include "mrail_av.h"
+#include "mrail_cq.h"
+#include "mrail_mr.h"
+#include "mrail_ep.h"
+#include "mrail_trigger.h"
+#include "mrail_coll.h"
 
 #include <stdlib.h>
 #include <string.h>

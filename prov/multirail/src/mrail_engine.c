@@ -12,6 +12,10 @@
  * Everything here runs with the domain lock held.
  */
 #include "mrail.h"
+#include "mrail_av.h"
+#include "mrail_cq.h"
+#include "mrail_ep.h"
+#include "mrail_coll.h"
 #include "mrail_msg.h"
 #include "mrail_reserve.h"
 

@@ -5,6 +5,11 @@
  * reads the rails' CQs; this file opens, enables, binds and closes.
  */
 #include "mrail.h"
+#include "mrail_av.h"
+#include "mrail_cq.h"
+#include "mrail_ep.h"
+#include "mrail_trigger.h"
+#include "mrail_coll.h"
 #include "mrail_msg.h"
 
 #include <inttypes.h>

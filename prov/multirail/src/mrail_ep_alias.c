@@ -15,6 +15,7 @@
  * and the endpoint refuses to close while it has aliases (-FI_EBUSY).
  */
 #include "mrail.h"
+#include "mrail_ep.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -12,6 +12,7 @@
  * FI_WAIT_FD an eventfd is readable while anything is queued.
  */
 #include "mrail.h"
+#include "mrail_cq.h"
 
 #include <stdlib.h>
 #include <string.h>

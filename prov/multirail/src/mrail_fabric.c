@@ -7,6 +7,7 @@
  * discovery); the fabric name proves it is the same set.
  */
 #include "mrail.h"
+#include "mrail_cq.h"
 
 #include <stdlib.h>
 #include <string.h>

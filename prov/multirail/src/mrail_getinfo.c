@@ -3,6 +3,8 @@
  * fi_getinfo for mrail: one FI_EP_RDM offer that stands for all rails.
  */
 #include "mrail.h"
+#include "mrail_cq.h"
+#include "mrail_ep.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>

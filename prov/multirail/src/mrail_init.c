@@ -4,6 +4,10 @@
  */
 #include "mrail.h"
 #include "barrier.h"
+#include "idle.h"
+#include "liveness.h"
+#include "policy.h"
+#include "rail_meter.h"
 
 struct mrail_env mrail_env = {
 	.rails = NULL,

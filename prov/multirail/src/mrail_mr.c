@@ -12,9 +12,13 @@
  * buffers (no FI_MR_LOCAL), but one passed back leads to the rails' own.
  */
 #include "mrail.h"
+#include "mrail_cq.h"
+#include "mrail_mr.h"
 
 #include <stdlib.h>
 #include <string.h>
+
+#include "mr_range.h"
 
 #define MRAIL_MR_FLAGS FI_RMA_EVENT
 

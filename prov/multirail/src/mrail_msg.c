@@ -8,6 +8,11 @@
  * send order (core/reorder.c) before mrail_msg_deliver matches them
  * (core/match.c), so matching order holds whatever rail each took.
  */
+#include "mrail.h"
+#include "mrail_av.h"
+#include "mrail_cq.h"
+#include "mrail_ep.h"
+#include "mrail_trigger.h"
 #include "mrail_msg.h"
 
 #include <inttypes.h>

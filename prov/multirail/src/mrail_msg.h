@@ -9,8 +9,12 @@
 #define MRAIL_MSG_H
 
 #include "mrail.h"
+#include "mrail_cq.h"
+#include "mrail_ep.h"
 
 #include <sys/uio.h>
+
+struct mrail_av_peer;
 
 /* A message that arrived, waiting for its receive or being delivered. An
  * eager one carries its data; a rendezvous one says where to read it. */

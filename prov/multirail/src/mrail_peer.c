@@ -12,6 +12,8 @@
  * with -FI_EHOSTUNREACH, instead of waiting for ever.
  */
 #include "mrail.h"
+#include "mrail_av.h"
+#include "mrail_ep.h"
 #include "mrail_msg.h"
 
 #include <inttypes.h>

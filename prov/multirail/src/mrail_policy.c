@@ -12,6 +12,8 @@
  * with the domain lock held, called from the data path.
  */
 #include "mrail.h"
+#include "mrail_ep.h"
+#include "mrail_reserve.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -20,7 +22,6 @@
 #include <string.h>
 
 #include "mrail_err.h"
-#include "mrail_reserve.h"
 #include "whole_number.h"
 
 /* Defaults of the settings no variable gives (fi_mrail(7), POLICIES). */

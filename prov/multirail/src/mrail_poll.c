@@ -9,6 +9,7 @@
  * never a missed event).
  */
 #include "mrail.h"
+#include "mrail_cq.h"
 
 #include <stdlib.h>
 

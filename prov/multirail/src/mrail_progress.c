@@ -34,6 +34,9 @@
  * lock while they sleep.
  */
 #include "mrail.h"
+#include "mrail_cq.h"
+#include "mrail_ep.h"
+#include "mrail_trigger.h"
 
 #include <sched.h>
 #include <stdlib.h>

@@ -16,6 +16,10 @@
  * read is answered with a READ_RESP (the region's per-rail keys) that the
  * initiator pulls like a matched RTS, then ACKs to the target's grant.
  */
+#include "mrail.h"
+#include "mrail_av.h"
+#include "mrail_cq.h"
+#include "mrail_ep.h"
 #include "mrail_msg.h"
 #include "mrail_reserve.h"
 

@@ -10,6 +10,11 @@
  *
  * Every function runs with the domain lock held.
  */
+#include "mrail.h"
+#include "mrail_av.h"
+#include "mrail_cq.h"
+#include "mrail_ep.h"
+#include "mrail_msg.h"
 #include "mrail_reserve.h"
 
 #include <inttypes.h>
@@ -19,7 +24,6 @@
 
 #include <utlist.h>
 
-#include "mrail_msg.h"
 #include "policy.h"
 
 #define RSV_MSG_LEN (MRAIL_WIRE_HDR_LEN + MRAIL_WIRE_RSV_LEN)

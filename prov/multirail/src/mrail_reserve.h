@@ -15,7 +15,9 @@
 #define MRAIL_RESERVE_SRC_H
 
 #include "mrail.h"
+
 #include "reserve_xfer.h"
+#include "stripe.h"
 
 /* How long a transfer waits for rails before it goes unreserved, whole
  * on one rail (fi_mrail(7)); and the pause between two request rounds

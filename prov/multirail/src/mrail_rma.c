@@ -26,6 +26,12 @@
  * which is delivery complete; FI_FENCE waits (-FI_EAGAIN) until the
  * endpoint's earlier operations have been answered.
  */
+#include "mrail.h"
+#include "mrail_av.h"
+#include "mrail_cq.h"
+#include "mrail_mr.h"
+#include "mrail_ep.h"
+#include "mrail_trigger.h"
 #include "mrail_msg.h"
 
 #include <inttypes.h>

@@ -20,6 +20,7 @@
  * FI_MULTI_RECV, FI_PEEK and FI_CLAIM are not offered on the context.
  */
 #include "mrail.h"
+#include "mrail_ep.h"
 #include "mrail_msg.h"
 
 #include <stdlib.h>

@@ -17,6 +17,7 @@
  * any is bound.
  */
 #include "mrail.h"
+#include "mrail_ep.h"
 
 #include <stdlib.h>
 

@@ -4,6 +4,11 @@
  * fi_tagged(3): FI_PEEK looks at the unexpected queue, FI_CLAIM reserves a
  * message for a later receive, FI_DISCARD drops one.
  */
+#include "mrail.h"
+#include "mrail_av.h"
+#include "mrail_cq.h"
+#include "mrail_ep.h"
+#include "mrail_trigger.h"
 #include "mrail_msg.h"
 
 #include <stdlib.h>

@@ -29,6 +29,9 @@
  * FI_COMPLETION.
  */
 #include "mrail.h"
+#include "mrail_cq.h"
+#include "mrail_ep.h"
+#include "mrail_trigger.h"
 #include "mrail_msg.h"
 
 #include <stdlib.h>
@@ -37,6 +40,8 @@
 #include <rdma/fi_trigger.h>
 #include <uthash.h>
 #include <utlist.h>
+
+#include "trigger.h"
 
 enum trig_state {
 	TRIG_PENDING,	/* armed on its counter */

@@ -19,6 +19,9 @@
  * Caller holds the domain lock throughout.
  */
 #include "mrail.h"
+#include "mrail_av.h"
+#include "mrail_cq.h"
+#include "mrail_ep.h"
 #include "mrail_msg.h"
 
 #include <inttypes.h>
