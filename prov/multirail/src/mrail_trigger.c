@@ -737,26 +737,26 @@ static struct mrail_ep *deferred_ep(struct mrail_domain *domain, struct fid_ep *
 }
 
 /* Fills work from a deferred request: its endpoint, flags and operation. */
-static int deferred_fill(struct mrail_domain *domain, const struct fi_deferred_work *dw,
-			 struct mrail_trig_work **out)
-{
-	struct mrail_trig_work *work;
-	struct fid_ep *ep_fid = NULL;
-	const void *msg = NULL;
-	const struct fi_msg_fetch *fetch = NULL;
-	const struct fi_msg_compare *compare = NULL;
-	struct mrail_ep *ep = NULL;
-	struct mrail_cntr *target;
-	uint64_t flags = 0;
-	int ret;
+/* What fi_trigger(3) keeps per type of a deferred data operation. */
+struct deferred_op {
+	struct fid_ep *ep_fid;
+	const void *msg;
+	const struct fi_msg_fetch *fetch;
+	const struct fi_msg_compare *compare;
+	uint64_t flags;
+};
 
+/* The operation of a data transfer request: 0, or -FI_EINVAL after a
+ * warning when its structure is missing. */
+static int deferred_op_of(const struct fi_deferred_work *dw, struct deferred_op *op)
+{
 #define DW_OP(field)							\
 	do {								\
 		if (!dw->op.field)					\
 			goto missing;					\
-		ep_fid = dw->op.field->ep;				\
-		msg = &dw->op.field->msg;				\
-		flags = dw->op.field->flags;				\
+		op->ep_fid = dw->op.field->ep;				\
+		op->msg = &dw->op.field->msg;				\
+		op->flags = dw->op.field->flags;			\
 	} while (0)
 
 	switch (dw->op_type) {
@@ -777,60 +777,98 @@ static int deferred_fill(struct mrail_domain *domain, const struct fi_deferred_w
 		break;
 	case FI_OP_FETCH_ATOMIC:
 		DW_OP(fetch_atomic);
-		fetch = &dw->op.fetch_atomic->fetch;
+		op->fetch = &dw->op.fetch_atomic->fetch;
 		break;
 	case FI_OP_COMPARE_ATOMIC:
 		DW_OP(compare_atomic);
-		fetch = &dw->op.compare_atomic->fetch;
-		compare = &dw->op.compare_atomic->compare;
+		op->fetch = &dw->op.compare_atomic->fetch;
+		op->compare = &dw->op.compare_atomic->compare;
+		break;
+	default:
+		break;
+	}
+#undef DW_OP
+	return 0;
+missing:
+	MRAIL_WARN(FI_LOG_DOMAIN, "FI_QUEUE_WORK: the %s request has no operation "
+		   "structure\n", op_type_name(dw->op_type));
+	return -FI_EINVAL;
+}
+
+/* A counter set or add: its counter must be one of this domain's, and it
+ * has no completion counter of its own (fi_trigger(3)). */
+static int deferred_cntr_check(struct mrail_domain *domain,
+			       const struct fi_deferred_work *dw)
+{
+	struct mrail_cntr *target;
+
+	if (!dw->op.cntr) {
+		MRAIL_WARN(FI_LOG_DOMAIN, "FI_QUEUE_WORK: the %s request has no "
+			   "operation structure\n", op_type_name(dw->op_type));
+		return -FI_EINVAL;
+	}
+	target = dw->op.cntr->cntr ?
+		 mrail_cntr_from_fid(&dw->op.cntr->cntr->fid) : NULL;
+	if (!target || mrail_cntr_domain(target) != domain) {
+		MRAIL_WARN(FI_LOG_DOMAIN, "FI_QUEUE_WORK: the counter to set or "
+			   "add to is not an mrail counter of this domain\n");
+		return -FI_EINVAL;
+	}
+	if (dw->completion_cntr) {
+		MRAIL_WARN(FI_LOG_DOMAIN, "FI_QUEUE_WORK: a counter operation "
+			   "must have no completion_cntr (fi_trigger(3))\n");
+		return -FI_EINVAL;
+	}
+	return 0;
+}
+
+static int deferred_fill(struct mrail_domain *domain, const struct fi_deferred_work *dw,
+			 struct mrail_trig_work **out)
+{
+	struct deferred_op op = { 0 };
+	struct mrail_trig_work *work;
+	struct mrail_ep *ep = NULL;
+	int ret;
+
+	switch (dw->op_type) {
+	case FI_OP_SEND: case FI_OP_RECV: case FI_OP_TSEND: case FI_OP_TRECV:
+	case FI_OP_READ: case FI_OP_WRITE: case FI_OP_ATOMIC:
+	case FI_OP_FETCH_ATOMIC: case FI_OP_COMPARE_ATOMIC:
+		ret = deferred_op_of(dw, &op);
 		break;
 	case FI_OP_CNTR_SET:
 	case FI_OP_CNTR_ADD:
-		if (!dw->op.cntr)
-			goto missing;
-		target = dw->op.cntr->cntr ?
-			 mrail_cntr_from_fid(&dw->op.cntr->cntr->fid) : NULL;
-		if (!target || mrail_cntr_domain(target) != domain) {
-			MRAIL_WARN(FI_LOG_DOMAIN, "FI_QUEUE_WORK: the counter to "
-				   "set or add to is not an mrail counter of this "
-				   "domain\n");
-			return -FI_EINVAL;
-		}
-		if (dw->completion_cntr) {
-			MRAIL_WARN(FI_LOG_DOMAIN, "FI_QUEUE_WORK: a counter "
-				   "operation must have no completion_cntr "
-				   "(fi_trigger(3))\n");
-			return -FI_EINVAL;
-		}
+		ret = deferred_cntr_check(domain, dw);
 		break;
 	default:
 		MRAIL_WARN(FI_LOG_DOMAIN, "FI_QUEUE_WORK: operation type %d is "
 			   "not one of fi_trigger(3)'s\n", (int) dw->op_type);
 		return -FI_ENOSYS;
 	}
-#undef DW_OP
-	if (ep_fid) {
-		ep = deferred_ep(domain, ep_fid);
+	if (ret)
+		return ret;
+	if (op.ep_fid) {
+		ep = deferred_ep(domain, op.ep_fid);
 		if (!ep)
 			return -FI_EINVAL;
-		ret = trig_flags_check(dw->op_type, flags);
+		ret = trig_flags_check(dw->op_type, op.flags);
 		if (ret)
 			return ret;
 	}
 	/* The buffers stay valid until the work completes (fi_trigger(3)),
 	 * so FI_INJECT's copy is not needed; FI_COMPLETION is ours to judge. */
-	work = work_new(domain, ep, dw->op_type, flags & ~(FI_INJECT | FI_TRIGGER));
+	work = work_new(domain, ep, dw->op_type, op.flags & ~(FI_INJECT | FI_TRIGGER));
 	if (!work)
 		return -FI_ENOMEM;
 	work->deferred = true;
 	work->work = (struct fi_deferred_work *) dw;
 	work->user_context = (void *) dw;
-	work->report = !!(flags & FI_COMPLETION);
+	work->report = !!(op.flags & FI_COMPLETION);
 	/* The endpoint's completion path must see the operation either way;
 	 * work_complete decides what the application gets. */
 	work->flags |= ep ? FI_COMPLETION : 0;
 	if (ep) {
-		ret = trigger_copy_op(work, msg, fetch, compare);
+		ret = trigger_copy_op(work, op.msg, op.fetch, op.compare);
 		if (ret) {
 			work_free(work);
 			return ret;
@@ -841,10 +879,6 @@ static int deferred_fill(struct mrail_domain *domain, const struct fi_deferred_w
 	}
 	*out = work;
 	return 0;
-missing:
-	MRAIL_WARN(FI_LOG_DOMAIN, "FI_QUEUE_WORK: the %s request has no operation "
-		   "structure\n", op_type_name(dw->op_type));
-	return -FI_EINVAL;
 }
 
 static int queue_work(struct mrail_domain *domain, struct fi_deferred_work *dw)
