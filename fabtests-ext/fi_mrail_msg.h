@@ -33,6 +33,7 @@
 #include <rdma/fi_errno.h>
 #include <rdma/fi_tagged.h>
 #include "mrail_compat.h"
+#include "common/mrail_sock.h"
 
 #define ARRAY_SIZE(a)		(sizeof(a) / sizeof((a)[0]))
 

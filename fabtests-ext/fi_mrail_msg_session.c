@@ -281,37 +281,9 @@ static int oob_accept(const struct options *opt)
  * unreachable address for minutes. Returns the socket, or -1 with errno. */
 static int oob_try_connect(const struct addrinfo *ai, uint64_t deadline)
 {
-	struct pollfd pfd = { .events = POLLOUT };
-	socklen_t len = sizeof(int);
-	int fd, flags, err = 0;
-	uint64_t now;
+	uint64_t now = now_ms();
 
-	fd = socket(ai->ai_family, ai->ai_socktype, ai->ai_protocol);
-	if (fd < 0)
-		return -1;
-	flags = fcntl(fd, F_GETFL);
-	fcntl(fd, F_SETFL, flags | O_NONBLOCK);
-	if (connect(fd, ai->ai_addr, ai->ai_addrlen)) {
-		if (errno != EINPROGRESS)
-			goto fail;
-		now = now_ms();
-		pfd.fd = fd;
-		if (poll(&pfd, 1, now < deadline ? (int) (deadline - now) : 0) != 1) {
-			errno = ETIMEDOUT;
-			goto fail;
-		}
-		if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) || err) {
-			errno = err ? err : errno;
-			goto fail;
-		}
-	}
-	fcntl(fd, F_SETFL, flags);
-	return fd;
-fail:
-	err = errno;
-	close(fd);
-	errno = err;
-	return -1;
+	return sock_connect_within(ai, now < deadline ? (int) (deadline - now) : 0);
 }
 
 /* The server may start a little later than the client: retry refusals. */
