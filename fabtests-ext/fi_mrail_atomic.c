@@ -55,6 +55,7 @@
 
 #include "common/mrail_check.h"
 #include "common/mrail_ctl.h"
+#include "common/mrail_setup.h"
 
 #include <rdma/fabric.h>
 #include <rdma/fi_atomic.h>
@@ -100,54 +101,26 @@ static int nsocks;
 
 /* ---- libfabric objects ---- */
 
-static struct fi_info *info;
-static struct fid_fabric *fabric;
-static struct fid_domain *domain;
-static struct fid_av *av;
-static struct fid_ep *ep;
-static struct fid_cq *tx_cq;
+/* One CQ takes both directions. */
+static struct mrail_setup fab;
 static struct fid_cntr *write_cntr, *read_cntr, *rwrite_cntr, *rread_cntr;
 static fi_addr_t peers[MAX_CLIENTS];
-
-static void open_cntr(struct fid_cntr **cntr, uint64_t flags)
-{
-	struct fi_cntr_attr attr = { .events = FI_CNTR_EVENTS_COMP,
-				     .wait_obj = FI_WAIT_UNSPEC };
-	int ret;
-
-	ret = fi_cntr_open(domain, &attr, cntr, NULL);
-	if (ret)
-		ctl_die("fi_cntr_open", ret);
-	ret = fi_ep_bind(ep, &(*cntr)->fid, flags);
-	if (ret)
-		ctl_die("fi_ep_bind (counter)", ret);
-}
 
 static void open_objects(const char *prov, bool auto_progress)
 {
 	struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_DATA, .size = 256,
 				      .wait_obj = FI_WAIT_UNSPEC };
-	struct fi_av_attr av_attr = { .type = FI_AV_TABLE };
-	int ret;
+	struct fi_info *info;
 
 	info = ctl_getinfo(prov, FI_MSG | FI_ATOMIC | FI_READ | FI_WRITE | FI_REMOTE_READ |
 			   FI_REMOTE_WRITE | FI_RMA_EVENT, 0, auto_progress);
 	check(info->caps & FI_ATOMIC, "the offer lacks FI_ATOMIC");
-	if ((ret = fi_fabric(info->fabric_attr, &fabric, NULL)) ||
-	    (ret = fi_domain(fabric, info, &domain, NULL)) ||
-	    (ret = fi_av_open(domain, &av_attr, &av, NULL)) ||
-	    (ret = fi_cq_open(domain, &cq_attr, &tx_cq, NULL)) ||
-	    (ret = fi_endpoint(domain, info, &ep, NULL)) ||
-	    (ret = fi_ep_bind(ep, &av->fid, 0)) ||
-	    (ret = fi_ep_bind(ep, &tx_cq->fid, FI_TRANSMIT | FI_RECV)))
-		ctl_die("opening the endpoint", ret);
-	open_cntr(&write_cntr, FI_WRITE);
-	open_cntr(&read_cntr, FI_READ);
-	open_cntr(&rwrite_cntr, FI_REMOTE_WRITE);
-	open_cntr(&rread_cntr, FI_REMOTE_READ);
-	ret = fi_enable(ep);
-	if (ret)
-		ctl_die("fi_enable", ret);
+	setup_open(&fab, info, &cq_attr, 0);
+	write_cntr = setup_cntr(&fab, FI_WRITE, FI_WAIT_UNSPEC);
+	read_cntr = setup_cntr(&fab, FI_READ, FI_WAIT_UNSPEC);
+	rwrite_cntr = setup_cntr(&fab, FI_REMOTE_WRITE, FI_WAIT_UNSPEC);
+	rread_cntr = setup_cntr(&fab, FI_REMOTE_READ, FI_WAIT_UNSPEC);
+	setup_enable(&fab);
 }
 
 /* Every control connection's peer into the AV, in order; with -u the
@@ -159,26 +132,12 @@ static void swap_addresses(bool insert)
 
 	for (i = 0; i < nsocks; i++) {
 		if (insert) {
-			peers[i] = ctl_swap_names(socks[i], ep, av);
+			peers[i] = ctl_swap_names(socks[i], fab.ep, fab.av);
 		} else {
-			ctl_give_name(socks[i], ep);
+			ctl_give_name(socks[i], fab.ep);
 			peers[i] = FI_ADDR_NOTAVAIL;
 		}
 	}
-}
-
-static void close_objects(void)
-{
-	fi_close(&ep->fid);
-	fi_close(&write_cntr->fid);
-	fi_close(&read_cntr->fid);
-	fi_close(&rwrite_cntr->fid);
-	fi_close(&rread_cntr->fid);
-	fi_close(&tx_cq->fid);
-	fi_close(&av->fid);
-	fi_close(&domain->fid);
-	fi_close(&fabric->fid);
-	fi_freeinfo(info);
 }
 
 static void progress(void)
@@ -263,12 +222,12 @@ static void run_server(uint64_t contention)
 		ro[i] = (uint8_t) (i * 3 + 1);
 		wo[i] = (uint8_t) (i * 5 + 2);
 	}
-	if ((ret = fi_mr_reg(domain, region, REGION,
+	if ((ret = fi_mr_reg(fab.domain, region, REGION,
 			     FI_REMOTE_READ | FI_REMOTE_WRITE, 0, KEY_RW, 0,
 			     &mr_rw, NULL)) ||
-	    (ret = fi_mr_reg(domain, ro, REGION, FI_REMOTE_READ, 0, KEY_RO, 0,
+	    (ret = fi_mr_reg(fab.domain, ro, REGION, FI_REMOTE_READ, 0, KEY_RO, 0,
 			     &mr_ro, NULL)) ||
-	    (ret = fi_mr_reg(domain, wo, REGION, FI_REMOTE_WRITE, 0, KEY_WO, 0,
+	    (ret = fi_mr_reg(fab.domain, wo, REGION, FI_REMOTE_WRITE, 0, KEY_WO, 0,
 			     &mr_wo, NULL)))
 		ctl_die("fi_mr_reg", ret);
 
@@ -414,35 +373,35 @@ static ssize_t post(enum mrail_atomic_kind kind, enum variant v,
 	msg.iov_count = no;
 	switch (kind * 4 + v) {
 	case MRAIL_ATOMIC_PLAIN * 4 + V_PLAIN:
-		return fi_atomic(ep, operand, count, NULL, peers[0], addr, key,
+		return fi_atomic(fab.ep, operand, count, NULL, peers[0], addr, key,
 				 dt, op, &ctx);
 	case MRAIL_ATOMIC_PLAIN * 4 + V_VEC:
-		return fi_atomicv(ep, oio, NULL, no, peers[0], addr, key, dt,
+		return fi_atomicv(fab.ep, oio, NULL, no, peers[0], addr, key, dt,
 				  op, &ctx);
 	case MRAIL_ATOMIC_PLAIN * 4 + V_MSG:
-		return fi_atomicmsg(ep, &msg, FI_COMPLETION | FI_DELIVERY_COMPLETE);
+		return fi_atomicmsg(fab.ep, &msg, FI_COMPLETION | FI_DELIVERY_COMPLETE);
 	case MRAIL_ATOMIC_PLAIN * 4 + V_INJECT:
-		return fi_inject_atomic(ep, operand, count, peers[0], addr, key,
+		return fi_inject_atomic(fab.ep, operand, count, peers[0], addr, key,
 					dt, op);
 	case MRAIL_ATOMIC_FETCH * 4 + V_PLAIN:
-		return fi_fetch_atomic(ep, operand, count, NULL, result, NULL,
+		return fi_fetch_atomic(fab.ep, operand, count, NULL, result, NULL,
 				       peers[0], addr, key, dt, op, &ctx);
 	case MRAIL_ATOMIC_FETCH * 4 + V_VEC:
-		return fi_fetch_atomicv(ep, oio, NULL, no, rio, NULL, nr,
+		return fi_fetch_atomicv(fab.ep, oio, NULL, no, rio, NULL, nr,
 					peers[0], addr, key, dt, op, &ctx);
 	case MRAIL_ATOMIC_FETCH * 4 + V_MSG:
-		return fi_fetch_atomicmsg(ep, &msg, rio, NULL, nr,
+		return fi_fetch_atomicmsg(fab.ep, &msg, rio, NULL, nr,
 					  FI_COMPLETION | FI_INJECT);
 	case MRAIL_ATOMIC_COMPARE * 4 + V_PLAIN:
-		return fi_compare_atomic(ep, operand, count, NULL, compare, NULL,
+		return fi_compare_atomic(fab.ep, operand, count, NULL, compare, NULL,
 					 result, NULL, peers[0], addr, key, dt,
 					 op, &ctx);
 	case MRAIL_ATOMIC_COMPARE * 4 + V_VEC:
-		return fi_compare_atomicv(ep, oio, NULL, no, cio, NULL, nc, rio,
+		return fi_compare_atomicv(fab.ep, oio, NULL, no, cio, NULL, nc, rio,
 					  NULL, nr, peers[0], addr, key, dt, op,
 					  &ctx);
 	case MRAIL_ATOMIC_COMPARE * 4 + V_MSG:
-		return fi_compare_atomicmsg(ep, &msg, cio, NULL, nc, rio, NULL,
+		return fi_compare_atomicmsg(fab.ep, &msg, cio, NULL, nc, rio, NULL,
 					    nr, FI_COMPLETION);
 	default:
 		return -FI_EINVAL;
@@ -460,7 +419,7 @@ static int wait_completion(const char *what, uint64_t flags)
 
 	clock_gettime(CLOCK_MONOTONIC, &start);
 	for (;;) {
-		n = fi_cq_sread(tx_cq, &entry, 1, NULL, 100);
+		n = fi_cq_sread(fab.cq, &entry, 1, NULL, 100);
 		if (n == 1) {
 			check(entry.op_context == &ctx && entry.flags == flags,
 			      "%s: completion context %p flags %#" PRIx64
@@ -470,7 +429,7 @@ static int wait_completion(const char *what, uint64_t flags)
 		}
 		if (n == -FI_EAVAIL) {
 			memset(&err, 0, sizeof(err));
-			fi_cq_readerr(tx_cq, &err, 0);
+			fi_cq_readerr(fab.cq, &err, 0);
 			check(err.op_context == &ctx, "%s: error completion for "
 			      "context %p, expected %p", what, err.op_context,
 			      (void *) &ctx);
@@ -527,20 +486,9 @@ static void get_window(const char *what, uint8_t *bytes, size_t len)
 
 static void check_counters(const char *what)
 {
-	struct fi_cq_data_entry entry;
-
-	check(fi_cntr_read(write_cntr) == writes_done &&
-	      fi_cntr_readerr(write_cntr) == write_errs,
-	      "%s: FI_WRITE counter %" PRIu64 " (errors %" PRIu64 "), expected %"
-	      PRIu64 " (%" PRIu64 ")", what, fi_cntr_read(write_cntr),
-	      fi_cntr_readerr(write_cntr), writes_done, write_errs);
-	check(fi_cntr_read(read_cntr) == reads_done &&
-	      fi_cntr_readerr(read_cntr) == read_errs,
-	      "%s: FI_READ counter %" PRIu64 " (errors %" PRIu64 "), expected %"
-	      PRIu64 " (%" PRIu64 ")", what, fi_cntr_read(read_cntr),
-	      fi_cntr_readerr(read_cntr), reads_done, read_errs);
-	check(fi_cq_read(tx_cq, &entry, 1) == -FI_EAGAIN,
-	      "%s: a completion more than operations", what);
+	check_counter(what, "FI_WRITE", write_cntr, writes_done, write_errs);
+	check_counter(what, "FI_READ", read_cntr, reads_done, read_errs);
+	check_no_completion(what, fab.cq);
 }
 
 /*
@@ -681,11 +629,11 @@ static void run_all_combinations(void)
 	for (op = 0; op < FI_ATOMIC_OP_LAST; op++)
 	for (dt = 0; dt <= FI_UINT128; dt++) {
 		if (kind == MRAIL_ATOMIC_PLAIN)
-			ret = fi_atomicvalid(ep, dt, op, &max);
+			ret = fi_atomicvalid(fab.ep, dt, op, &max);
 		else if (kind == MRAIL_ATOMIC_FETCH)
-			ret = fi_fetch_atomicvalid(ep, dt, op, &max);
+			ret = fi_fetch_atomicvalid(fab.ep, dt, op, &max);
 		else
-			ret = fi_compare_atomicvalid(ep, dt, op, &max);
+			ret = fi_compare_atomicvalid(fab.ep, dt, op, &max);
 		valid = mrail_atomic_valid(kind, op, dt, &size);
 		check((ret == 0) == (valid == 0) &&
 		      (ret == 0 || ret == -FI_EOPNOTSUPP),
@@ -789,7 +737,7 @@ static void run_max_count(void)
 	char what[96];
 	ssize_t ret;
 
-	ret = fi_fetch_atomicvalid(ep, FI_UINT64, FI_SUM, &max);
+	ret = fi_fetch_atomicvalid(fab.ep, FI_UINT64, FI_SUM, &max);
 	check(!ret && max == 2038, "fi_fetch_atomicvalid(FI_UINT64, FI_SUM): "
 	      "%zd, count %zu, expected 0, 2038", ret, max);
 	if (ret || max != 2038)
@@ -811,15 +759,15 @@ static void run_max_count(void)
 		 "limit)", max);
 	run_one(what, MRAIL_ATOMIC_FETCH, V_PLAIN, FI_SUM, FI_UINT64, 8, max,
 		window, win, 8, operand, NULL, expect, result);
-	ret = fi_fetch_atomic(ep, operand, max + 1, NULL, result, NULL, peers[0],
+	ret = fi_fetch_atomic(fab.ep, operand, max + 1, NULL, result, NULL, peers[0],
 			      8, KEY_RW, FI_UINT64, FI_SUM, &ctx);
 	check(ret == -FI_EMSGSIZE, "fi_fetch_atomic of %zu elements: %s, "
 	      "expected -FI_EMSGSIZE", max + 1, fi_strerror((int) -ret));
-	ret = fi_atomic(ep, operand, 0, NULL, peers[0], 8, KEY_RW, FI_UINT64,
+	ret = fi_atomic(fab.ep, operand, 0, NULL, peers[0], 8, KEY_RW, FI_UINT64,
 			FI_SUM, &ctx);
 	check(ret == -FI_EINVAL, "fi_atomic of 0 elements: %s, expected "
 	      "-FI_EINVAL", fi_strerror((int) -ret));
-	ret = fi_atomic(ep, operand, 1, NULL, peers[0], 8, KEY_RW, FI_FLOAT,
+	ret = fi_atomic(fab.ep, operand, 1, NULL, peers[0], 8, KEY_RW, FI_FLOAT,
 			FI_BOR, &ctx);
 	check(ret == -FI_EOPNOTSUPP, "fi_atomic FI_BOR on FI_FLOAT: %s, "
 	      "expected -FI_EOPNOTSUPP", fi_strerror((int) -ret));
@@ -843,15 +791,15 @@ static void run_refused(const char *what, enum mrail_atomic_kind kind,
 	set_window(window, sizeof(window));
 	switch (kind) {
 	case MRAIL_ATOMIC_PLAIN:
-		ret = fi_atomic(ep, operand, 1, NULL, peers[0], addr, key,
+		ret = fi_atomic(fab.ep, operand, 1, NULL, peers[0], addr, key,
 				FI_UINT64, op, &ctx);
 		break;
 	case MRAIL_ATOMIC_FETCH:
-		ret = fi_fetch_atomic(ep, operand, 1, NULL, result, NULL,
+		ret = fi_fetch_atomic(fab.ep, operand, 1, NULL, result, NULL,
 				      peers[0], addr, key, FI_UINT64, op, &ctx);
 		break;
 	default:
-		ret = fi_compare_atomic(ep, operand, 1, NULL, compare, NULL,
+		ret = fi_compare_atomic(fab.ep, operand, 1, NULL, compare, NULL,
 					result, NULL, peers[0], addr, key,
 					FI_UINT64, op, &ctx);
 		break;
@@ -877,33 +825,33 @@ static void run_query(void)
 	struct fi_atomic_attr attr;
 	int ret;
 
-	ret = fi_query_atomic(domain, FI_UINT64, FI_CSWAP, &attr,
+	ret = fi_query_atomic(fab.domain, FI_UINT64, FI_CSWAP, &attr,
 			      FI_COMPARE_ATOMIC);
 	check(!ret && attr.size == 8 && attr.count == 1019,
 	      "fi_query_atomic(FI_UINT64, FI_CSWAP, compare): %d size %zu "
 	      "count %zu, expected 0, 8, 1019", ret, attr.size, attr.count);
-	ret = fi_query_atomic(domain, FI_LONG_DOUBLE, FI_SUM, &attr, 0);
+	ret = fi_query_atomic(fab.domain, FI_LONG_DOUBLE, FI_SUM, &attr, 0);
 	check(!ret && attr.size == sizeof(long double) &&
 	      attr.count == (EAGER_PAYLOAD - ATOMIC_DESC) / sizeof(long double),
 	      "fi_query_atomic(FI_LONG_DOUBLE, FI_SUM): %d size %zu count %zu",
 	      ret, attr.size, attr.count);
-	ret = fi_query_atomic(domain, FI_UINT8, FI_ATOMIC_READ, &attr,
+	ret = fi_query_atomic(fab.domain, FI_UINT8, FI_ATOMIC_READ, &attr,
 			      FI_FETCH_ATOMIC);
 	check(!ret && attr.size == 1 && attr.count == 16304,
 	      "fi_query_atomic(FI_UINT8, FI_ATOMIC_READ, fetch): %d size %zu "
 	      "count %zu, expected 0, 1, 16304", ret, attr.size, attr.count);
-	check(fi_query_atomic(domain, FI_UINT8, FI_ATOMIC_READ, &attr, 0) ==
+	check(fi_query_atomic(fab.domain, FI_UINT8, FI_ATOMIC_READ, &attr, 0) ==
 	      -FI_EOPNOTSUPP, "fi_query_atomic: FI_ATOMIC_READ is no plain atomic");
-	check(fi_query_atomic(domain, FI_UINT64, FI_CSWAP, &attr, 0) ==
+	check(fi_query_atomic(fab.domain, FI_UINT64, FI_CSWAP, &attr, 0) ==
 	      -FI_EOPNOTSUPP, "fi_query_atomic: FI_CSWAP is no plain atomic");
-	check(fi_query_atomic(domain, FI_DOUBLE_COMPLEX, FI_MIN, &attr, 0) ==
+	check(fi_query_atomic(fab.domain, FI_DOUBLE_COMPLEX, FI_MIN, &attr, 0) ==
 	      -FI_EOPNOTSUPP, "fi_query_atomic: complex numbers have no FI_MIN");
-	check(fi_query_atomic(domain, FI_UINT64, FI_SUM, &attr,
+	check(fi_query_atomic(fab.domain, FI_UINT64, FI_SUM, &attr,
 			      FI_FETCH_ATOMIC | FI_COMPARE_ATOMIC) == -FI_EINVAL,
 	      "fi_query_atomic: fetch and compare at once is -FI_EINVAL");
-	check(fi_query_atomic(domain, FI_UINT64, FI_SUM, &attr, FI_TAGGED) ==
+	check(fi_query_atomic(fab.domain, FI_UINT64, FI_SUM, &attr, FI_TAGGED) ==
 	      -FI_EOPNOTSUPP, "fi_query_atomic: FI_TAGGED is not supported");
-	check(fi_compare_atomicvalid(ep, FI_FLOAT, FI_MSWAP, &attr.count) ==
+	check(fi_compare_atomicvalid(fab.ep, FI_FLOAT, FI_MSWAP, &attr.count) ==
 	      -FI_EOPNOTSUPP, "fi_compare_atomicvalid: FI_MSWAP on FI_FLOAT");
 }
 
@@ -916,21 +864,11 @@ static void run_query(void)
  */
 static void run_alias(void)
 {
-	uint8_t name[256];
-	size_t len = sizeof(name);
-	fi_addr_t first = peers[0], alias = FI_ADDR_NOTAVAIL;
+	fi_addr_t first = peers[0], alias = check_alias(fab.av, first);
 	enum variant v;
 	int ret;
 
-	ret = fi_av_lookup(av, first, name, &len);
-	check(!ret && len <= sizeof(name), "fi_av_lookup of the target: %s",
-	      fi_strerror(-ret));
-	if (ret || len > sizeof(name))
-		return;
-	ret = fi_av_insert(av, name, 1, &alias, 0, NULL);
-	check(ret == 1 && alias != FI_ADDR_NOTAVAIL, "inserting the target a "
-	      "second time: %d", ret);
-	if (ret != 1)
+	if (alias == FI_ADDR_NOTAVAIL)
 		return;
 	peers[0] = alias;
 	run_hand_cases();
@@ -941,7 +879,7 @@ static void run_alias(void)
 	}
 	run_combination(MRAIL_ATOMIC_PLAIN, FI_BOR, FI_UINT32, 4, 1, V_INJECT);
 	peers[0] = first;
-	ret = fi_av_remove(av, &alias, 1, 0);
+	ret = fi_av_remove(fab.av, &alias, 1, 0);
 	check(!ret, "removing the second entry: %s", fi_strerror(-ret));
 	/* The first entry still reaches the target. */
 	run_hand_cases();
@@ -990,7 +928,7 @@ static void run_contention_client(uint64_t n)
 
 	ctl_read(socks[0], &go, sizeof(go), NULL);
 	for (i = 0; i < n; i++) {
-		while ((ret = fi_fetch_atomic(ep, &one, 1, NULL, &result, NULL,
+		while ((ret = fi_fetch_atomic(fab.ep, &one, 1, NULL, &result, NULL,
 					      peers[0], 0, KEY_RW, FI_UINT64,
 					      FI_SUM, &ctx)) == -FI_EAGAIN)
 			progress();
@@ -1033,28 +971,15 @@ static void usage(void)
 
 int main(int argc, char **argv)
 {
-	const char *prov = "mrail";
-	bool auto_progress = false;
-	unsigned port = 47620;
+	struct ctl_opts o = { .prov = "mrail", .port = 47620, .target_inserts = true };
 	uint64_t contention = 0;
 	int opt, clients = 2, i;
-	bool target_inserts = true;
 
 	ctl_prog = PROG;
 	while ((opt = getopt(argc, argv, "ap:E:C:k:uvh")) != -1) {
+		if (ctl_opt(&o, opt, optarg))
+			continue;
 		switch (opt) {
-		case 'u':
-			target_inserts = false;
-			break;
-		case 'a':
-			auto_progress = true;
-			break;
-		case 'p':
-			prov = optarg;
-			break;
-		case 'E':
-			port = (unsigned) atoi(optarg);
-			break;
 		case 'C':
 			contention = strtoull(optarg, NULL, 0);
 			break;
@@ -1070,10 +995,10 @@ int main(int argc, char **argv)
 	}
 	if (clients < 1 || clients > MAX_CLIENTS)
 		usage();
-	nsocks = ctl_connect(optind < argc ? argv[optind] : NULL, port, socks,
+	nsocks = ctl_connect(optind < argc ? argv[optind] : NULL, o.port, socks,
 			     contention ? clients : 1);
-	open_objects(prov, auto_progress);
-	swap_addresses(target_inserts || optind < argc);
+	open_objects(o.prov, o.auto_progress);
+	swap_addresses(o.target_inserts || optind < argc);
 	if (optind < argc) {
 		if (contention)
 			run_contention_client(contention);
@@ -1082,7 +1007,7 @@ int main(int argc, char **argv)
 	} else {
 		run_server(contention);
 	}
-	close_objects();
+	setup_close(&fab, NULL, 0);
 	for (i = 0; i < nsocks; i++)
 		close(socks[i]);
 	return check_summary(PROG);

@@ -64,6 +64,7 @@
 #include "barrier.h"
 #include "barrier_model.h"
 #include "common/mrail_ctl.h"
+#include "common/mrail_setup.h"
 
 #include <rdma/fabric.h>
 #include <rdma/fi_collective.h>
@@ -84,13 +85,8 @@
 static uint32_t n_ranks, rank;
 static const char *dir;
 static bool auto_progress, offload = true;
-static struct fi_info *info;
-static struct fid_fabric *fabric;
-static struct fid_domain *domain;
-static struct fid_av *av;
-static struct fid_ep *ep;
-static struct fid_cq *cq;
-static struct fid_eq *eq;
+/* One CQ both ways; an EQ, bound to the endpoint for offload's joins. */
+static struct mrail_setup fab;
 static fi_addr_t addrs[MAX_RANKS];
 
 /* offload */
@@ -135,26 +131,15 @@ static void open_objects(const char *prov)
 {
 	struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_TAGGED, .size = 1024,
 				      .wait_obj = FI_WAIT_UNSPEC };
-	struct fi_av_attr av_attr = { .type = FI_AV_TABLE };
-	struct fi_eq_attr eq_attr = { .size = 16, .wait_obj = FI_WAIT_UNSPEC };
-	int ret;
+	struct fi_info *info;
 
 	/* Other providers (tcp;ofi_rxm for reference) want the usual modes. */
 	info = ctl_getinfo(prov, FI_MSG | FI_TAGGED | (offload ? FI_COLLECTIVE : 0),
 			   strcmp(prov, "mrail") ? FI_MR_LOCAL | FI_MR_VIRT_ADDR |
 			   FI_MR_ALLOCATED | FI_MR_PROV_KEY | FI_MR_ENDPOINT : 0,
 			   auto_progress);
-	if ((ret = fi_fabric(info->fabric_attr, &fabric, NULL)) ||
-	    (ret = fi_domain(fabric, info, &domain, NULL)) ||
-	    (ret = fi_av_open(domain, &av_attr, &av, NULL)) ||
-	    (ret = fi_cq_open(domain, &cq_attr, &cq, NULL)) ||
-	    (ret = fi_eq_open(fabric, &eq_attr, &eq, NULL)) ||
-	    (ret = fi_endpoint(domain, info, &ep, NULL)) ||
-	    (ret = fi_ep_bind(ep, &av->fid, 0)) ||
-	    (offload && (ret = fi_ep_bind(ep, &eq->fid, 0))) ||
-	    (ret = fi_ep_bind(ep, &cq->fid, FI_TRANSMIT | FI_RECV)) ||
-	    (ret = fi_enable(ep)))
-		ctl_die("opening the endpoint", ret);
+	setup_open(&fab, info, &cq_attr, offload ? SETUP_BIND_EQ : SETUP_EQ);
+	setup_enable(&fab);
 }
 
 /* Sleeps in fi_cq_sread for one completion; fatal on error or timeout. */
@@ -165,12 +150,12 @@ static void cq_wait(struct fi_cq_tagged_entry *entry)
 	ssize_t n;
 
 	for (;;) {
-		n = fi_cq_sread(cq, entry, 1, NULL, 100);
+		n = fi_cq_sread(fab.cq, entry, 1, NULL, 100);
 		if (n == 1)
 			return;
 		if (n == -FI_EAVAIL) {
 			memset(&err, 0, sizeof(err));
-			fi_cq_readerr(cq, &err, 0);
+			fi_cq_readerr(fab.cq, &err, 0);
 			ctl_die("a barrier operation failed", err.err);
 		}
 		if (n != -FI_EAGAIN && n != -FI_ETIMEDOUT)
@@ -186,8 +171,8 @@ static void offload_start(struct fi_context2 *ctx)
 {
 	ssize_t ret;
 
-	while ((ret = fi_barrier(ep, coll_addr, ctx)) == -FI_EAGAIN)
-		(void) fi_cq_read(cq, NULL, 0);
+	while ((ret = fi_barrier(fab.ep, coll_addr, ctx)) == -FI_EAGAIN)
+		(void) fi_cq_read(fab.cq, NULL, 0);
 	if (ret)
 		ctl_die("fi_barrier", (int) ret);
 }
@@ -231,10 +216,10 @@ static void host_advance(struct host_barrier *hb)
 	while (hb->step < sched.n_steps && hb->arrived[hb->step] == arrivals(hb->step)) {
 		st = &sched.steps[hb->step];
 		for (i = 0; i < st->n_sends; i++) {
-			while ((ret = fi_tsend(ep, NULL, 0, NULL, addrs[st->sends[i].peer],
+			while ((ret = fi_tsend(fab.ep, NULL, 0, NULL, addrs[st->sends[i].peer],
 					       host_tag(epoch, st->sends[i].counter),
 					       &hb->send_ctx[hb->sends_out])) == -FI_EAGAIN)
-				(void) fi_cq_read(cq, NULL, 0);
+				(void) fi_cq_read(fab.cq, NULL, 0);
 			if (ret)
 				ctl_die("fi_tsend", (int) ret);
 			hb->sends_out++;
@@ -251,7 +236,7 @@ static void host_start(struct host_barrier *hb)
 	memset(hb, 0, sizeof(*hb));
 	for (k = 0; k < sched.n_steps; k++) {
 		for (i = 0; i < arrivals(k); i++) {
-			ret = fi_trecv(ep, NULL, 0, NULL, FI_ADDR_UNSPEC, host_tag(epoch, k),
+			ret = fi_trecv(fab.ep, NULL, 0, NULL, FI_ADDR_UNSPEC, host_tag(epoch, k),
 				       0, &hb->recv_ctx[posted++]);
 			if (ret)
 				ctl_die("fi_trecv", (int) ret);
@@ -473,9 +458,10 @@ int main(int argc, char **argv)
 		}
 	}
 	open_objects(prov);
-	ctl_meet(dir, rank, n_ranks, ep, av, addrs);
+	ctl_meet(dir, rank, n_ranks, fab.ep, fab.av, addrs);
 	if (offload)
-		coll_addr = ctl_join_all(ep, av, eq, cq, addrs, n_ranks, &av_set, &mc);
+		coll_addr = ctl_join_all(fab.ep, fab.av, fab.eq, fab.cq, addrs, n_ranks,
+					 &av_set, &mc);
 	if (!strcmp(test, "lat"))
 		value = test_lat(iters);
 	else if (!strcmp(test, "overlap"))
@@ -496,12 +482,6 @@ int main(int argc, char **argv)
 		fi_close(&mc->fid);
 		fi_close(&av_set->fid);
 	}
-	fi_close(&ep->fid);
-	fi_close(&cq->fid);
-	fi_close(&eq->fid);
-	fi_close(&av->fid);
-	fi_close(&domain->fid);
-	fi_close(&fabric->fid);
-	fi_freeinfo(info);
+	setup_close(&fab, NULL, 0);
 	return 0;
 }

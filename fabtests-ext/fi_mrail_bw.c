@@ -132,28 +132,15 @@ static void usage(const char *argv0)
 
 static size_t bw_iters(const struct bw_opts *o, size_t size)
 {
-	size_t iters;
-
-	if (o->common.iters)
-		return o->common.iters;
-	iters = size ? BW_AUTO_BYTES / size : BW_AUTO_MAX_ITERS;
-	if (iters < BW_AUTO_MIN_ITERS)
-		iters = BW_AUTO_MIN_ITERS;
-	if (iters > BW_AUTO_MAX_ITERS)
-		iters = BW_AUTO_MAX_ITERS;
-	return iters;
+	return bench_iters(&o->common, size, BW_AUTO_BYTES, BW_AUTO_MIN_ITERS,
+			   BW_AUTO_MAX_ITERS);
 }
 
+/* Never more warm-up messages than one window holds. */
 static size_t bw_warmup(const struct bw_opts *o, size_t iters)
 {
-	size_t warmup;
-
-	if (o->warmup_given)
-		return o->warmup;
-	warmup = iters / BW_AUTO_WARMUP_DIVISOR;
-	if (warmup > o->window)
-		warmup = o->window;
-	return warmup ? warmup : 1;
+	return o->warmup_given ? o->warmup :
+	       bench_warmup(iters, BW_AUTO_WARMUP_DIVISOR, o->window);
 }
 
 /* ---- interval reports (-i) ---- */
@@ -610,18 +597,13 @@ static int bw_size(struct bench *b, const struct bw_opts *o, size_t size,
 static int bw_parse_args(int argc, char **argv, struct bw_opts *o)
 {
 	size_t value, i;
-	int opt, ret;
+	int opt;
 
 	bench_opts_init(&o->common, BW_DEFAULT_SIZES, BW_DEFAULT_PORT);
 	o->common.striped_tag = BW_DATA_TAG;
 	o->window = BW_DEFAULT_WINDOW;
-	while ((opt = getopt(argc, argv, BENCH_COMMON_OPTS "W:w:thri:I:")) != -1) {
-		ret = bench_parse_opt(&o->common, opt, optarg);
-		if (ret <= 0) {
-			if (ret)
-				return 2;
-			continue;
-		}
+	while ((opt = bench_getopt(&o->common, argc, argv,
+				   BENCH_COMMON_OPTS "W:w:thri:I:")) > 0) {
 		switch (opt) {
 		case 'W':
 			if (bench_parse_size(optarg, &value) || !value) {
@@ -632,11 +614,8 @@ static int bw_parse_args(int argc, char **argv, struct bw_opts *o)
 			o->window = value;
 			break;
 		case 'w':
-			if (bench_parse_size(optarg, &o->warmup)) {
-				fprintf(stderr, "-w %s: expected a count\n", optarg);
+			if (bench_parse_warmup(optarg, &o->warmup, &o->warmup_given))
 				return 2;
-			}
-			o->warmup_given = true;
 			break;
 		case 't':
 			o->common.tagged = true;
@@ -656,20 +635,12 @@ static int bw_parse_args(int argc, char **argv, struct bw_opts *o)
 		case 'I':
 			o->interval_path = optarg;
 			break;
-		case 'h':
-			usage(argv[0]);
-			return 1;
 		default:
-			usage(argv[0]);
-			return 2;
+			return bench_bad_opt(opt, usage, argv[0]);
 		}
 	}
-	if (optind < argc)
-		o->common.server = argv[optind++];
-	if (optind < argc) {
-		usage(argv[0]);
+	if (opt == BENCH_OPT_BAD || bench_parse_operands(&o->common, argc, argv, usage))
 		return 2;
-	}
 	if (o->common.rma && o->common.tagged) {
 		fprintf(stderr, "-r and -T: RMA writes are not tagged; give one\n");
 		return 2;

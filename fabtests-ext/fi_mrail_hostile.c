@@ -47,6 +47,8 @@
 #include "addr_codec.h"
 #include "wire.h"
 
+#include "common/mrail_setup.h"
+
 /* The receiver's eager limit: a 16 KiB rail buffer less the header. */
 #define EAGER_LIMIT (16384 - MRAIL_WIRE_HDR_LEN)
 #define WAIT_MS 20000
@@ -262,12 +264,7 @@ static size_t oob_recv_blob(void *buf, size_t cap, const char *what)
 /* ------------------------------------------------------------- the victim */
 
 struct server {
-	struct fi_info *info;
-	struct fid_fabric *fabric;
-	struct fid_domain *domain;
-	struct fid_av *av;
-	struct fid_cq *cq;
-	struct fid_ep *ep;
+	struct mrail_setup fab;	/* one CQ both ways */
 	fi_addr_t peer;
 };
 
@@ -297,12 +294,12 @@ static void server_take(struct server *s, struct expect *exp, size_t nexp,
 	size_t i, bad;
 	ssize_t ret;
 
-	ret = fi_cq_read(s->cq, &ent, 1);
+	ret = fi_cq_read(s->fab.cq, &ent, 1);
 	if (ret == -FI_EAGAIN)
 		return;
 	if (ret == -FI_EAVAIL) {
 		memset(&err, 0, sizeof(err));
-		if (fi_cq_readerr(s->cq, &err, 0) != 1)
+		if (fi_cq_readerr(s->fab.cq, &err, 0) != 1)
 			fatal("fi_cq_readerr returned nothing after -FI_EAVAIL");
 		if (err.err == FI_EIO && !err.op_context) {
 			t->eio++;
@@ -367,10 +364,10 @@ static void server_phase(struct server *s, const char *phase, struct expect *exp
 			fatal("out of memory");
 		/* Room for 64 bytes more: a longer message must show as such. */
 		if (exp[i].tagged)
-			ret = fi_trecv(s->ep, exp[i].buf, exp[i].len + 64, NULL,
+			ret = fi_trecv(s->fab.ep, exp[i].buf, exp[i].len + 64, NULL,
 				       s->peer, VALID_TAG, 0, &exp[i].ctx);
 		else
-			ret = fi_recv(s->ep, exp[i].buf, exp[i].len + 64, NULL,
+			ret = fi_recv(s->fab.ep, exp[i].buf, exp[i].len + 64, NULL,
 				      s->peer, &exp[i].ctx);
 		if (ret)
 			fatal("%s: posting a receive: %s", phase,
@@ -417,7 +414,6 @@ static void server_phase(struct server *s, const char *phase, struct expect *exp
 
 static int run_server(const char *prov, unsigned port)
 {
-	struct fi_av_attr av_attr = { .type = FI_AV_TABLE };
 	struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_TAGGED };
 	uint8_t ours[MRAIL_ADDR_MAX_LEN], theirs[MRAIL_ADDR_MAX_LEN];
 	struct server s = { 0 };
@@ -443,26 +439,20 @@ static int run_server(const char *prov, unsigned port)
 	hints->mode = FI_CONTEXT | FI_CONTEXT2;
 	hints->domain_attr->mr_mode = 0;
 	hints->fabric_attr->prov_name = strdup(prov);
-	ret = fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, &s.info);
+	ret = fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, &s.fab.info);
 	fi_freeinfo(hints);
 	if (ret)
 		fatal("fi_getinfo(%s): %s", prov, fi_strerror(-ret));
-	if ((ret = fi_fabric(s.info->fabric_attr, &s.fabric, NULL)) ||
-	    (ret = fi_domain(s.fabric, s.info, &s.domain, NULL)) ||
-	    (ret = fi_av_open(s.domain, &av_attr, &s.av, NULL)) ||
-	    (ret = fi_cq_open(s.domain, &cq_attr, &s.cq, NULL)) ||
-	    (ret = fi_endpoint(s.domain, s.info, &s.ep, NULL)) ||
-	    (ret = fi_ep_bind(s.ep, &s.av->fid, 0)) ||
-	    (ret = fi_ep_bind(s.ep, &s.cq->fid, FI_TRANSMIT | FI_RECV)) ||
-	    (ret = fi_enable(s.ep)) ||
-	    (ret = fi_getname(&s.ep->fid, ours, &len)))
+	if ((ret = setup_try_open(&s.fab, s.fab.info, &cq_attr, 0)) ||
+	    (ret = fi_enable(s.fab.ep)) ||
+	    (ret = fi_getname(&s.fab.ep->fid, ours, &len)))
 		fatal("opening %s: %s", prov, fi_strerror(-ret));
 	check(true, "server: mrail endpoint open", NULL);
 
 	oob_listen_accept(port);
 	oob_send_blob(ours, len);
 	their_len = oob_recv_blob(theirs, sizeof(theirs), "send its address");
-	ret = fi_av_insert(s.av, theirs, 1, &s.peer, 0, NULL);
+	ret = fi_av_insert(s.fab.av, theirs, 1, &s.peer, 0, NULL);
 	check(ret == 1, "server: insert the attacker's mrail address", "returned %d",
 	      ret);
 	if (ret != 1)
@@ -473,12 +463,9 @@ static int run_server(const char *prov, unsigned port)
 	server_phase(&s, "phase 2 (sequence attacks)", phase2, 2);
 
 	oob_send_u32(failures ? 0 : 1);
-	check(fi_close(&s.ep->fid) == 0, "server: close the endpoint", NULL);
-	fi_close(&s.cq->fid);
-	fi_close(&s.av->fid);
-	fi_close(&s.domain->fid);
-	fi_close(&s.fabric->fid);
-	fi_freeinfo(s.info);
+	check(fi_close(&s.fab.ep->fid) == 0, "server: close the endpoint", NULL);
+	s.fab.ep = NULL;
+	setup_close(&s.fab, NULL, 0);
 	printf("fi_mrail_hostile: server: %d of %d checks passed\n",
 	       checks - failures, checks);
 	return failures ? 1 : 0;
@@ -487,12 +474,7 @@ static int run_server(const char *prov, unsigned port)
 /* ----------------------------------------------------------- the attacker */
 
 struct rail {
-	struct fi_info *info;
-	struct fid_fabric *fabric;
-	struct fid_domain *domain;
-	struct fid_av *av;
-	struct fid_cq *cq;
-	struct fid_ep *ep;
+	struct mrail_setup fab;	/* one CQ both ways */
 	fi_addr_t server;
 };
 
@@ -529,7 +511,6 @@ static int local_addr_for(const struct sockaddr_in *peer, char *out, size_t cap)
 static void open_rail(unsigned r, const struct mrail_rail_addr *srv,
 		      struct mrail_rail_addr *mine)
 {
-	struct fi_av_attr av_attr = { .type = FI_AV_TABLE };
 	struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_CONTEXT };
 	struct rail *rl = &rails[r];
 	struct sockaddr_in sin;
@@ -556,26 +537,20 @@ static void open_rail(unsigned r, const struct mrail_rail_addr *srv,
 				      FI_MR_PROV_KEY;
 	hints->addr_format = FI_SOCKADDR_IN;
 	hints->fabric_attr->prov_name = strdup(srv->stack);
-	ret = fi_getinfo(FI_VERSION(1, 17), local, NULL, FI_SOURCE, hints, &rl->info);
+	ret = fi_getinfo(FI_VERSION(1, 17), local, NULL, FI_SOURCE, hints, &rl->fab.info);
 	fi_freeinfo(hints);
 	if (ret)
 		fatal("rail %u: fi_getinfo(%s at %s): %s", r + 1, srv->stack, local,
 		      fi_strerror(-ret));
-	if ((ret = fi_fabric(rl->info->fabric_attr, &rl->fabric, NULL)) ||
-	    (ret = fi_domain(rl->fabric, rl->info, &rl->domain, NULL)) ||
-	    (ret = fi_av_open(rl->domain, &av_attr, &rl->av, NULL)) ||
-	    (ret = fi_cq_open(rl->domain, &cq_attr, &rl->cq, NULL)) ||
-	    (ret = fi_endpoint(rl->domain, rl->info, &rl->ep, NULL)) ||
-	    (ret = fi_ep_bind(rl->ep, &rl->av->fid, 0)) ||
-	    (ret = fi_ep_bind(rl->ep, &rl->cq->fid, FI_TRANSMIT | FI_RECV)) ||
-	    (ret = fi_enable(rl->ep)) ||
-	    (ret = fi_getname(&rl->ep->fid, mine->bytes, &len)))
+	if ((ret = setup_try_open(&rl->fab, rl->fab.info, &cq_attr, 0)) ||
+	    (ret = fi_enable(rl->fab.ep)) ||
+	    (ret = fi_getname(&rl->fab.ep->fid, mine->bytes, &len)))
 		fatal("rail %u: opening %s at %s: %s", r + 1, srv->stack, local,
 		      fi_strerror(-ret));
-	if (fi_av_insert(rl->av, srv->bytes, 1, &rl->server, 0, NULL) != 1)
+	if (fi_av_insert(rl->fab.av, srv->bytes, 1, &rl->server, 0, NULL) != 1)
 		fatal("rail %u: cannot insert the server's core address", r + 1);
 	strcpy(mine->stack, srv->stack);
-	mine->format = rl->info->addr_format;
+	mine->format = rl->fab.info->addr_format;
 	mine->len = (uint16_t) len;
 	say("rail %u: %s bound to %s\n", r + 1, srv->stack, local);
 }
@@ -592,22 +567,22 @@ static void rail_send(unsigned r, const void *buf, size_t len, const char *what)
 	ssize_t ret;
 
 	for (;;) {
-		ret = fi_send(rl->ep, buf, len, NULL, rl->server, &ctx);
+		ret = fi_send(rl->fab.ep, buf, len, NULL, rl->server, &ctx);
 		if (ret != -FI_EAGAIN)
 			break;
-		(void) fi_cq_read(rl->cq, &ent, 1);
+		(void) fi_cq_read(rl->fab.cq, &ent, 1);
 		if (now_ms() > deadline)
 			fatal("%s: fi_send kept returning -FI_EAGAIN", what);
 	}
 	if (ret)
 		fatal("%s: fi_send: %s", what, fi_strerror((int) -ret));
 	for (;;) {
-		ret = fi_cq_read(rl->cq, &ent, 1);
+		ret = fi_cq_read(rl->fab.cq, &ent, 1);
 		if (ret == 1 && ent.op_context == &ctx)
 			break;
 		if (ret == -FI_EAVAIL) {
 			memset(&err, 0, sizeof(err));
-			fi_cq_readerr(rl->cq, &err, 0);
+			fi_cq_readerr(rl->fab.cq, &err, 0);
 			fatal("%s: send failed: %s", what, fi_strerror(err.err));
 		}
 		if (ret != -FI_EAGAIN && ret != 1)
@@ -932,14 +907,8 @@ static int run_client(const char *server_ip, unsigned port)
 
 	ok = oob_recv_u32("report its verdict");
 	check(ok == 1, "client: the server passed every check", NULL);
-	for (r = 0; r < rail_count; r++) {
-		fi_close(&rails[r].ep->fid);
-		fi_close(&rails[r].cq->fid);
-		fi_close(&rails[r].av->fid);
-		fi_close(&rails[r].domain->fid);
-		fi_close(&rails[r].fabric->fid);
-		fi_freeinfo(rails[r].info);
-	}
+	for (r = 0; r < rail_count; r++)
+		setup_close(&rails[r].fab, NULL, 0);
 	free(buf);
 	printf("fi_mrail_hostile: client: %d of %d checks passed\n",
 	       checks - failures, checks);

@@ -408,12 +408,8 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (optind < argc)
-		o.server = argv[optind++];
-	if (optind < argc) {
-		usage(argv[0]);
+	if (bench_parse_operands(&o, argc, argv, usage))
 		return 2;
-	}
 	run.opts = o;
 	if (on_thread) {
 		ret = pthread_create(&thread, NULL, run_all, &run);

@@ -73,26 +73,14 @@ static void usage(const char *argv0)
 
 static size_t pp_iters(const struct pp_opts *o, size_t size)
 {
-	size_t iters;
-
-	if (o->common.iters)
-		return o->common.iters;
-	iters = size ? PP_AUTO_BYTES / size : PP_AUTO_MAX_ITERS;
-	if (iters > PP_AUTO_MAX_ITERS)
-		iters = PP_AUTO_MAX_ITERS;
-	if (iters < PP_AUTO_MIN_ITERS)
-		iters = PP_AUTO_MIN_ITERS;
-	return iters;
+	return bench_iters(&o->common, size, PP_AUTO_BYTES, PP_AUTO_MIN_ITERS,
+			   PP_AUTO_MAX_ITERS);
 }
 
 static size_t pp_warmup(const struct pp_opts *o, size_t iters)
 {
-	size_t warmup;
-
-	if (o->warmup_given)
-		return o->warmup;
-	warmup = iters / PP_AUTO_WARMUP_DIVISOR;
-	return warmup ? warmup : 1;
+	return o->warmup_given ? o->warmup :
+	       bench_warmup(iters, PP_AUTO_WARMUP_DIVISOR, SIZE_MAX);
 }
 
 static int compare_doubles(const void *a, const void *b)
@@ -271,40 +259,24 @@ out:
 
 static int pp_parse_args(int argc, char **argv, struct pp_opts *o)
 {
-	int opt, ret;
+	int opt;
 
 	bench_opts_init(&o->common, PP_DEFAULT_SIZES, PP_DEFAULT_PORT);
 	o->common.striped_tag = PP_TAG;
-	while ((opt = getopt(argc, argv, BENCH_COMMON_OPTS "w:h")) != -1) {
-		ret = bench_parse_opt(&o->common, opt, optarg);
-		if (ret <= 0) {
-			if (ret)
-				return 2;
-			continue;
-		}
+	while ((opt = bench_getopt(&o->common, argc, argv,
+				   BENCH_COMMON_OPTS "w:h")) > 0) {
 		switch (opt) {
 		case 'w':
-			if (bench_parse_size(optarg, &o->warmup)) {
-				fprintf(stderr, "-w %s: expected a count\n", optarg);
+			if (bench_parse_warmup(optarg, &o->warmup, &o->warmup_given))
 				return 2;
-			}
-			o->warmup_given = true;
 			break;
-		case 'h':
-			usage(argv[0]);
-			return 1;
 		default:
-			usage(argv[0]);
-			return 2;
+			return bench_bad_opt(opt, usage, argv[0]);
 		}
 	}
-	if (optind < argc)
-		o->common.server = argv[optind++];
-	if (optind < argc) {
-		usage(argv[0]);
+	if (opt == BENCH_OPT_BAD)
 		return 2;
-	}
-	return 0;
+	return bench_parse_operands(&o->common, argc, argv, usage);
 }
 
 int main(int argc, char **argv)

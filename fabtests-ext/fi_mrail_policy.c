@@ -63,6 +63,8 @@
 
 #include "common/mrail_bench.h"
 #include "common/mrail_check.h"
+#include "common/mrail_ctl.h"
+#include "common/mrail_setup.h"
 #include "stripe.h"
 #include "stripe_policy.h"
 
@@ -588,15 +590,33 @@ out:
 
 /* ---- cross: both ways at once ---- */
 
+/* Prints, after the caller's heading, the bytes each rail read and how
+ * many rails carried data, checking that none had errors: the bytes read
+ * over all rails. */
+static uint64_t report_rails_read(const struct fi_mrail_stats *st)
+{
+	uint64_t total = 0;
+	unsigned used = 0;
+	size_t r;
+
+	for (r = 0; r < st->rail_count; r++) {
+		printf(" %" PRIu64, st->rail[r].rx_bytes);
+		total += st->rail[r].rx_bytes;
+		used += st->rail[r].rx_bytes > 0;
+		check(st->rail[r].errors == 0, "rail %zu: no errors", r);
+	}
+	printf(" (%u rails carried data)\n", used);
+	return total;
+}
+
 static int run_cross(struct bench *b, const struct test *t)
 {
-	size_t n = t->rdv_count, size = t->rdv_size, k, at, r;
+	size_t n = t->rdv_count, size = t->rdv_size, k, at;
 	uint8_t *in = calloc(n, size), *out = malloc(n * size);
 	struct bench_ctx *ctx = calloc(2 * n, sizeof(*ctx));
 	uint64_t self = b->is_server ? 1 : 2, other = 3 - self, total = 0;
 	uint64_t tx0 = b->tx_done, rx0 = b->rx_done;
 	struct fi_mrail_stats st;
-	unsigned used = 0;
 	int ret = 0;
 
 	if (!in || !out || !ctx) {
@@ -632,13 +652,7 @@ static int run_cross(struct bench *b, const struct test *t)
 	bench_sync(b);
 	check(get_stats(b, &st) == 0, "FI_MRAIL_GET_STATS");
 	printf("%s: crossing, rail bytes read here:", PROG);
-	for (r = 0; r < st.rail_count; r++) {
-		printf(" %" PRIu64, st.rail[r].rx_bytes);
-		total += st.rail[r].rx_bytes;
-		used += st.rail[r].rx_bytes > 0;
-		check(st.rail[r].errors == 0, "rail %zu: no errors", r);
-	}
-	printf(" (%u rails carried data)\n", used);
+	total = report_rails_read(&st);
 	check(total == n * size, "this side read %" PRIu64 " bytes, expected %zu",
 	      total, n * size);
 	check_rails_free(b->ep, bench_progress_cb, b, "crossing");
@@ -657,12 +671,7 @@ out:
 struct fanin {
 	int socks[FANIN_MAX];
 	unsigned nsocks;
-	struct fi_info *info;
-	struct fid_fabric *fabric;
-	struct fid_domain *domain;
-	struct fid_av *av;
-	struct fid_cq *cq;
-	struct fid_ep *ep;
+	struct mrail_setup fab;	/* one CQ both ways */
 	fi_addr_t peers[FANIN_MAX];
 	uint64_t tx_done, rx_done, errors;
 };
@@ -736,34 +745,19 @@ static int fanin_accept(struct fanin *f, unsigned port, unsigned clients)
 static int fanin_open(struct fanin *f)
 {
 	struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_TAGGED, .size = 1024 };
-	struct fi_av_attr av_attr = { .type = FI_AV_TABLE };
-	struct fi_info *hints = fi_allocinfo();
 	uint8_t ours[256], theirs[256];
 	size_t len = sizeof(ours);
 	uint64_t n;
 	unsigned i;
 	int ret;
 
-	if (!hints)
-		return -FI_ENOMEM;
-	hints->ep_attr->type = FI_EP_RDM;
-	hints->caps = FI_MSG | FI_TAGGED;
-	hints->mode = FI_CONTEXT;
-	hints->domain_attr->mr_mode = 0;
-	hints->fabric_attr->prov_name = strdup("mrail");
-	ret = fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, &f->info);
-	fi_freeinfo(hints);
+	ret = ctl_try_getinfo("mrail", FI_MSG | FI_TAGGED, 0, false, FI_THREAD_UNSPEC,
+			      &f->fab.info);
 	if (ret)
 		return ret;
-	if ((ret = fi_fabric(f->info->fabric_attr, &f->fabric, NULL)) ||
-	    (ret = fi_domain(f->fabric, f->info, &f->domain, NULL)) ||
-	    (ret = fi_av_open(f->domain, &av_attr, &f->av, NULL)) ||
-	    (ret = fi_cq_open(f->domain, &cq_attr, &f->cq, NULL)) ||
-	    (ret = fi_endpoint(f->domain, f->info, &f->ep, NULL)) ||
-	    (ret = fi_ep_bind(f->ep, &f->av->fid, 0)) ||
-	    (ret = fi_ep_bind(f->ep, &f->cq->fid, FI_TRANSMIT | FI_RECV)) ||
-	    (ret = fi_enable(f->ep)) ||
-	    (ret = fi_getname(&f->ep->fid, ours, &len)))
+	if ((ret = setup_try_open(&f->fab, f->fab.info, &cq_attr, 0)) ||
+	    (ret = fi_enable(f->fab.ep)) ||
+	    (ret = fi_getname(&f->fab.ep->fid, ours, &len)))
 		return ret;
 	for (i = 0; i < f->nsocks; i++) {
 		n = len;
@@ -772,7 +766,7 @@ static int fanin_open(struct fanin *f)
 		    sock_all(f->socks[i], &n, sizeof(n), false) || n > sizeof(theirs) ||
 		    sock_all(f->socks[i], theirs, n, false))
 			return -FI_EIO;
-		if (fi_av_insert(f->av, theirs, 1, &f->peers[i], 0, NULL) != 1)
+		if (fi_av_insert(f->fab.av, theirs, 1, &f->peers[i], 0, NULL) != 1)
 			return -FI_EINVAL;
 	}
 	return 0;
@@ -782,18 +776,7 @@ static void fanin_close(struct fanin *f)
 {
 	unsigned i;
 
-	if (f->ep)
-		fi_close(&f->ep->fid);
-	if (f->cq)
-		fi_close(&f->cq->fid);
-	if (f->av)
-		fi_close(&f->av->fid);
-	if (f->domain)
-		fi_close(&f->domain->fid);
-	if (f->fabric)
-		fi_close(&f->fabric->fid);
-	if (f->info)
-		fi_freeinfo(f->info);
+	setup_close(&f->fab, NULL, 0);
 	for (i = 0; i < f->nsocks; i++)
 		close(f->socks[i]);
 }
@@ -805,11 +788,11 @@ static int fanin_progress(void *arg)
 	struct fi_cq_err_entry err = { 0 };
 	ssize_t n, i;
 
-	n = fi_cq_read(f->cq, e, 16);
+	n = fi_cq_read(f->fab.cq, e, 16);
 	if (n == -FI_EAGAIN)
 		return 0;
 	if (n == -FI_EAVAIL) {
-		fi_cq_readerr(f->cq, &err, 0);
+		fi_cq_readerr(f->fab.cq, &err, 0);
 		fprintf(stderr, "%s: error completion: %s\n", PROG,
 			fi_strerror(err.err));
 		f->errors++;
@@ -850,8 +833,8 @@ static ssize_t fanin_post(struct fanin *f, bool send, void *buf, size_t len,
 	ssize_t ret;
 
 	do {
-		ret = send ? fi_tsend(f->ep, buf, len, NULL, peer, tag, NULL) :
-			     fi_trecv(f->ep, buf, len, NULL, FI_ADDR_UNSPEC, tag, 0,
+		ret = send ? fi_tsend(f->fab.ep, buf, len, NULL, peer, tag, NULL) :
+			     fi_trecv(f->fab.ep, buf, len, NULL, FI_ADDR_UNSPEC, tag, 0,
 				      NULL);
 		if (ret == -FI_EAGAIN)
 			fanin_progress(f);
@@ -861,13 +844,12 @@ static ssize_t fanin_post(struct fanin *f, bool send, void *buf, size_t len,
 
 static int run_fanin(const struct test *t, const char *server, unsigned port)
 {
-	size_t n = t->rdv_count, size = t->rdv_size, k, at, r;
+	size_t n = t->rdv_count, size = t->rdv_size, k, at;
 	unsigned clients = server ? 1 : t->clients, i;
 	struct fanin f = { .nsocks = 0 };
 	struct fi_mrail_stats st;
 	uint64_t total = 0, idx = 0, done = 0;
 	uint8_t *bufs = NULL, go = 1;
-	unsigned used = 0;
 	int ret;
 
 	ret = server ? fanin_connect(&f, server, port) :
@@ -913,20 +895,14 @@ static int run_fanin(const struct test *t, const char *server, unsigned port)
 				check_what(at == size, "fan-in data", "sender %u "
 					   "message %zu byte %zu", i, k, at);
 			}
-		if (!get_stats_ep(f.ep, &st)) {
+		if (!get_stats_ep(f.fab.ep, &st)) {
 			printf("%s: fan-in of %u senders, rail bytes read:", PROG,
 			       clients);
-			for (r = 0; r < st.rail_count; r++) {
-				printf(" %" PRIu64, st.rail[r].rx_bytes);
-				total += st.rail[r].rx_bytes;
-				used += st.rail[r].rx_bytes > 0;
-				check(st.rail[r].errors == 0, "rail %zu: no errors", r);
-			}
-			printf(" (%u rails carried data)\n", used);
+			total = report_rails_read(&st);
 			check(total == clients * n * size, "read %" PRIu64 " bytes, "
 			      "expected %zu", total, clients * n * size);
 		}
-		check_rails_free(f.ep, fanin_progress, &f, "fan-in reader");
+		check_rails_free(f.fab.ep, fanin_progress, &f, "fan-in reader");
 		/* The senders may close once their rails are free too. */
 		for (i = 0; i < clients; i++) {
 			if (sock_all(f.socks[i], &done, sizeof(done), false))
@@ -948,7 +924,7 @@ static int run_fanin(const struct test *t, const char *server, unsigned port)
 		check(!ret && !f.errors && f.tx_done == n, "sender %" PRIu64 ": "
 		      "exactly %zu send completions (got %" PRIu64 "): %s", idx, n,
 		      f.tx_done, fi_strerror(-ret));
-		check_rails_free(f.ep, fanin_progress, &f, "fan-in sender");
+		check_rails_free(f.fab.ep, fanin_progress, &f, "fan-in sender");
 		done = 1;
 		sock_all(f.socks[0], &done, sizeof(done), true);
 		/* Keep serving reads until the reader has everything. */

@@ -48,6 +48,7 @@
 
 #include "common/mrail_check.h"
 #include "common/mrail_ctl.h"
+#include "common/mrail_setup.h"
 
 #include <rdma/fabric.h>
 #include <rdma/fi_cm.h>
@@ -92,54 +93,25 @@ static int sock = -1;	/* the control connection (common/mrail_ctl) */
 
 /* ---- libfabric objects ---- */
 
-static struct fi_info *info;
-static struct fid_fabric *fabric;
-static struct fid_domain *domain;
-static struct fid_av *av;
-static struct fid_ep *ep;
-static struct fid_cq *tx_cq, *rx_cq;
+/* A CQ each way: cq for transmit, rx_cq for receive. */
+static struct mrail_setup fab;
 static struct fid_cntr *write_cntr, *read_cntr, *rwrite_cntr, *rread_cntr;
 static fi_addr_t peer;
 static bool is_initiator;
 
-static void open_cntr(struct fid_cntr **cntr, uint64_t flags)
-{
-	struct fi_cntr_attr attr = { .events = FI_CNTR_EVENTS_COMP };
-	int ret;
-
-	ret = fi_cntr_open(domain, &attr, cntr, NULL);
-	if (ret)
-		ctl_die("fi_cntr_open", ret);
-	ret = fi_ep_bind(ep, &(*cntr)->fid, flags);
-	if (ret)
-		ctl_die("fi_ep_bind (counter)", ret);
-}
-
 static void open_objects(const char *prov, bool auto_progress)
 {
 	struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_DATA, .size = 256 };
-	struct fi_av_attr av_attr = { .type = FI_AV_TABLE };
-	int ret;
 
-	info = ctl_getinfo(prov, FI_MSG | FI_RMA | FI_READ | FI_WRITE | FI_REMOTE_READ |
-			   FI_REMOTE_WRITE | FI_RMA_EVENT, 0, auto_progress);
-	if ((ret = fi_fabric(info->fabric_attr, &fabric, NULL)) ||
-	    (ret = fi_domain(fabric, info, &domain, NULL)) ||
-	    (ret = fi_av_open(domain, &av_attr, &av, NULL)) ||
-	    (ret = fi_cq_open(domain, &cq_attr, &tx_cq, NULL)) ||
-	    (ret = fi_cq_open(domain, &cq_attr, &rx_cq, NULL)) ||
-	    (ret = fi_endpoint(domain, info, &ep, NULL)) ||
-	    (ret = fi_ep_bind(ep, &av->fid, 0)) ||
-	    (ret = fi_ep_bind(ep, &tx_cq->fid, FI_TRANSMIT)) ||
-	    (ret = fi_ep_bind(ep, &rx_cq->fid, FI_RECV)))
-		ctl_die("opening the endpoint", ret);
-	open_cntr(&write_cntr, FI_WRITE);
-	open_cntr(&read_cntr, FI_READ);
-	open_cntr(&rwrite_cntr, FI_REMOTE_WRITE);
-	open_cntr(&rread_cntr, FI_REMOTE_READ);
-	ret = fi_enable(ep);
-	if (ret)
-		ctl_die("fi_enable", ret);
+	setup_open(&fab, ctl_getinfo(prov, FI_MSG | FI_RMA | FI_READ | FI_WRITE |
+				     FI_REMOTE_READ | FI_REMOTE_WRITE | FI_RMA_EVENT,
+				     0, auto_progress),
+		   &cq_attr, SETUP_SPLIT_CQ);
+	write_cntr = setup_cntr(&fab, FI_WRITE, FI_WAIT_NONE);
+	read_cntr = setup_cntr(&fab, FI_READ, FI_WAIT_NONE);
+	rwrite_cntr = setup_cntr(&fab, FI_REMOTE_WRITE, FI_WAIT_NONE);
+	rread_cntr = setup_cntr(&fab, FI_REMOTE_READ, FI_WAIT_NONE);
+	setup_enable(&fab);
 }
 
 /*
@@ -149,26 +121,11 @@ static void open_objects(const char *prov, bool auto_progress)
 static void swap_addresses(bool target_inserts)
 {
 	if (target_inserts || is_initiator) {
-		peer = ctl_swap_names(sock, ep, av);
+		peer = ctl_swap_names(sock, fab.ep, fab.av);
 	} else {
-		ctl_give_name(sock, ep);
+		ctl_give_name(sock, fab.ep);
 		peer = FI_ADDR_NOTAVAIL;
 	}
-}
-
-static void close_objects(void)
-{
-	fi_close(&ep->fid);
-	fi_close(&write_cntr->fid);
-	fi_close(&read_cntr->fid);
-	fi_close(&rwrite_cntr->fid);
-	fi_close(&rread_cntr->fid);
-	fi_close(&tx_cq->fid);
-	fi_close(&rx_cq->fid);
-	fi_close(&av->fid);
-	fi_close(&domain->fid);
-	fi_close(&fabric->fid);
-	fi_freeinfo(info);
 }
 
 /* Progress without taking completions off any CQ. */
@@ -210,7 +167,7 @@ static void server_drain_cq(void)
 	struct fi_cq_err_entry err;
 	ssize_t n;
 
-	while ((n = fi_cq_read(rx_cq, &entry, 1)) == 1) {
+	while ((n = fi_cq_read(fab.rx_cq, &entry, 1)) == 1) {
 		cq_data_seen++;
 		cq_data_last = entry.data;
 		if (entry.flags != (FI_RMA | FI_REMOTE_WRITE | FI_REMOTE_CQ_DATA))
@@ -218,7 +175,7 @@ static void server_drain_cq(void)
 	}
 	if (n == -FI_EAVAIL) {
 		memset(&err, 0, sizeof(err));
-		fi_cq_readerr(rx_cq, &err, 0);
+		fi_cq_readerr(fab.rx_cq, &err, 0);
 		check(false, "target: error completion on the receive CQ: %s",
 		      fi_strerror(err.err));
 	}
@@ -287,12 +244,12 @@ static void run_server(void)
 	memset(region, GUARD_BYTE, region_len);
 	fill_pattern(ro, sizeof(ro), 77);
 	fill_pattern(wo, sizeof(wo), 78);
-	if ((ret = fi_mr_reg(domain, region, region_len,
+	if ((ret = fi_mr_reg(fab.domain, region, region_len,
 			     FI_REMOTE_READ | FI_REMOTE_WRITE, 0, KEY_RW, 0,
 			     &mr_rw, NULL)) ||
-	    (ret = fi_mr_reg(domain, ro, sizeof(ro), FI_REMOTE_READ, 0, KEY_RO, 0,
+	    (ret = fi_mr_reg(fab.domain, ro, sizeof(ro), FI_REMOTE_READ, 0, KEY_RO, 0,
 			     &mr_ro, NULL)) ||
-	    (ret = fi_mr_reg(domain, wo, sizeof(wo), FI_REMOTE_WRITE, 0, KEY_WO, 0,
+	    (ret = fi_mr_reg(fab.domain, wo, sizeof(wo), FI_REMOTE_WRITE, 0, KEY_WO, 0,
 			     &mr_wo, NULL)))
 		ctl_die("fi_mr_reg", ret);
 	/* Registered: the client may start. */
@@ -387,30 +344,30 @@ static ssize_t post(enum op op, uint8_t *buf, size_t len, uint64_t addr,
 
 	switch (op) {
 	case OP_WRITE:
-		return fi_write(ep, buf, len, NULL, peer, addr, key, context);
+		return fi_write(fab.ep, buf, len, NULL, peer, addr, key, context);
 	case OP_WRITEV:
 		n = split3(buf, len, iov);
-		return fi_writev(ep, iov, NULL, n, peer, addr, key, context);
+		return fi_writev(fab.ep, iov, NULL, n, peer, addr, key, context);
 	case OP_WRITEMSG:
 		msg.iov_count = split3(buf, len, iov);
 		msg.msg_iov = iov;
-		return fi_writemsg(ep, &msg, FI_COMPLETION | FI_DELIVERY_COMPLETE |
+		return fi_writemsg(fab.ep, &msg, FI_COMPLETION | FI_DELIVERY_COMPLETE |
 				   FI_FENCE | extra_flags);
 	case OP_INJECT_WRITE:
-		return fi_inject_write(ep, buf, len, peer, addr, key);
+		return fi_inject_write(fab.ep, buf, len, peer, addr, key);
 	case OP_WRITEDATA:
-		return fi_writedata(ep, buf, len, NULL, data, peer, addr, key, context);
+		return fi_writedata(fab.ep, buf, len, NULL, data, peer, addr, key, context);
 	case OP_INJECT_WRITEDATA:
-		return fi_inject_writedata(ep, buf, len, data, peer, addr, key);
+		return fi_inject_writedata(fab.ep, buf, len, data, peer, addr, key);
 	case OP_READ:
-		return fi_read(ep, buf, len, NULL, peer, addr, key, context);
+		return fi_read(fab.ep, buf, len, NULL, peer, addr, key, context);
 	case OP_READV:
 		n = split3(buf, len, iov);
-		return fi_readv(ep, iov, NULL, n, peer, addr, key, context);
+		return fi_readv(fab.ep, iov, NULL, n, peer, addr, key, context);
 	case OP_READMSG:
 		msg.iov_count = split3(buf, len, iov);
 		msg.msg_iov = iov;
-		return fi_readmsg(ep, &msg, FI_COMPLETION | FI_FENCE | extra_flags);
+		return fi_readmsg(fab.ep, &msg, FI_COMPLETION | FI_FENCE | extra_flags);
 	default:
 		return -FI_EINVAL;
 	}
@@ -442,7 +399,7 @@ static int wait_completion(const char *what, struct fi_context *context,
 
 	clock_gettime(CLOCK_MONOTONIC, &start);
 	for (;;) {
-		n = fi_cq_read(tx_cq, &entry, 1);
+		n = fi_cq_read(fab.cq, &entry, 1);
 		if (n == 1) {
 			check(entry.op_context == context && entry.flags == flags,
 			      "%s: completion context %p flags %#" PRIx64 ", expected "
@@ -452,7 +409,7 @@ static int wait_completion(const char *what, struct fi_context *context,
 		}
 		if (n == -FI_EAVAIL) {
 			memset(&err, 0, sizeof(err));
-			fi_cq_readerr(tx_cq, &err, 0);
+			fi_cq_readerr(fab.cq, &err, 0);
 			check(err.op_context == context, "%s: error completion for "
 			      "context %p, expected %p", what, err.op_context,
 			      (void *) context);
@@ -480,20 +437,9 @@ static void wait_cntr(struct fid_cntr *cntr, uint64_t value)
 
 static void check_counters(const char *what)
 {
-	struct fi_cq_data_entry entry;
-
-	check(fi_cntr_read(write_cntr) == writes_done &&
-	      fi_cntr_readerr(write_cntr) == write_errs,
-	      "%s: FI_WRITE counter %" PRIu64 " (errors %" PRIu64 "), expected %"
-	      PRIu64 " (%" PRIu64 ")", what, fi_cntr_read(write_cntr),
-	      fi_cntr_readerr(write_cntr), writes_done, write_errs);
-	check(fi_cntr_read(read_cntr) == reads_done &&
-	      fi_cntr_readerr(read_cntr) == read_errs,
-	      "%s: FI_READ counter %" PRIu64 " (errors %" PRIu64 "), expected %"
-	      PRIu64 " (%" PRIu64 ")", what, fi_cntr_read(read_cntr),
-	      fi_cntr_readerr(read_cntr), reads_done, read_errs);
-	check(fi_cq_read(tx_cq, &entry, 1) == -FI_EAGAIN,
-	      "%s: a completion more than operations", what);
+	check_counter(what, "FI_WRITE", write_cntr, writes_done, write_errs);
+	check_counter(what, "FI_READ", read_cntr, reads_done, read_errs);
+	check_no_completion(what, fab.cq);
 }
 
 static void check_local(const char *what, size_t len, uint64_t seed)
@@ -656,7 +602,7 @@ static void run_burst(bool read, size_t count, size_t chunk, uint64_t seed)
 	count = i;
 	clock_gettime(CLOCK_MONOTONIC, &start);
 	while (done < count) {
-		n = fi_cq_read(tx_cq, &entry, 1);
+		n = fi_cq_read(fab.cq, &entry, 1);
 		if (n == 1) {
 			idx = (size_t) ((struct fi_context *) entry.op_context - ctxs);
 			check(idx < count && !seen[idx] && entry.flags == want,
@@ -728,27 +674,18 @@ static void run_refused(const char *what, enum op op, size_t size,
 static void run_alias(const size_t *sizes, size_t nsizes, uint64_t *seed)
 {
 	static const enum op ops[] = { OP_WRITE, OP_WRITEDATA, OP_READ, OP_READMSG };
-	uint8_t name[256];
-	size_t len = sizeof(name), s, i;
-	fi_addr_t first = peer, alias = FI_ADDR_NOTAVAIL;
+	fi_addr_t first = peer, alias = check_alias(fab.av, peer);
+	size_t s, i;
 	int ret;
 
-	ret = fi_av_lookup(av, peer, name, &len);
-	check(!ret && len <= sizeof(name), "fi_av_lookup of the target: %s",
-	      fi_strerror(-ret));
-	if (ret || len > sizeof(name))
-		return;
-	ret = fi_av_insert(av, name, 1, &alias, 0, NULL);
-	check(ret == 1 && alias != FI_ADDR_NOTAVAIL, "inserting the target a "
-	      "second time: %d", ret);
-	if (ret != 1)
+	if (alias == FI_ADDR_NOTAVAIL)
 		return;
 	peer = alias;
 	for (s = 0; s < nsizes; s++)
 		for (i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
 			run_op(ops[i], sizes[s], (*seed)++);
 	peer = first;
-	ret = fi_av_remove(av, &alias, 1, 0);
+	ret = fi_av_remove(fab.av, &alias, 1, 0);
 	check(!ret, "removing the second entry: %s", fi_strerror(-ret));
 	/* The first entry still reaches the target. */
 	run_op(OP_WRITE, sizes[0], (*seed)++);
@@ -802,7 +739,7 @@ static void run_client(const size_t *sizes, size_t nsizes)
 
 	for (s = 0; s < nsizes; s++) {
 		for (op = 0; op < OP_COUNT; op++) {
-			if (op_is_inject(op) && sizes[s] > info->tx_attr->inject_size)
+			if (op_is_inject(op) && sizes[s] > fab.info->tx_attr->inject_size)
 				continue;
 			run_op(op, sizes[s], seed++);
 		}
@@ -881,27 +818,16 @@ static void usage(void)
 
 int main(int argc, char **argv)
 {
-	const char *prov = "mrail", *spec = "0,1,4k,16330,16k+1,1m+7,8m";
+	struct ctl_opts o = { .prov = "mrail", .port = 47610, .target_inserts = true };
+	const char *spec = "0,1,4k,16330,16k+1,1m+7,8m";
 	size_t sizes[MAX_SIZES], nsizes, i;
-	bool auto_progress = false, target_inserts = true;
-	unsigned port = 47610;
 	int opt;
 
 	ctl_prog = PROG;
 	while ((opt = getopt(argc, argv, "ap:E:s:uh")) != -1) {
+		if (ctl_opt(&o, opt, optarg))
+			continue;
 		switch (opt) {
-		case 'u':
-			target_inserts = false;
-			break;
-		case 'a':
-			auto_progress = true;
-			break;
-		case 'p':
-			prov = optarg;
-			break;
-		case 'E':
-			port = (unsigned) atoi(optarg);
-			break;
 		case 's':
 			spec = optarg;
 			break;
@@ -917,14 +843,14 @@ int main(int argc, char **argv)
 		max_size = SMALL_REGION;
 
 	is_initiator = optind < argc;
-	ctl_connect(optind < argc ? argv[optind] : NULL, port, &sock, 1);
-	open_objects(prov, auto_progress);
-	swap_addresses(target_inserts);
+	ctl_connect(optind < argc ? argv[optind] : NULL, o.port, &sock, 1);
+	open_objects(o.prov, o.auto_progress);
+	swap_addresses(o.target_inserts);
 	if (optind < argc)
 		run_client(sizes, nsizes);
 	else
 		run_server();
-	close_objects();
+	setup_close(&fab, NULL, 0);
 	close(sock);
 	return check_summary(PROG);
 }

@@ -31,6 +31,7 @@
 
 #include "common/mrail_check.h"
 #include "common/mrail_ctl.h"
+#include "common/mrail_setup.h"
 
 #include <rdma/fabric.h>
 #include <rdma/fi_collective.h>
@@ -46,13 +47,8 @@
 #define WAIT_MS 60000
 
 static unsigned n_ranks, rank;
-static struct fi_info *info;
-static struct fid_fabric *fabric;
-static struct fid_domain *domain;
-static struct fid_av *av;
-static struct fid_ep *ep;
-static struct fid_cq *cq;
-static struct fid_eq *eq;
+/* One CQ both ways; an EQ bound to the endpoint for the join. */
+static struct mrail_setup fab;
 static struct fid_cntr *rwrite_cntr;
 static struct fid_mr *heap_mr;
 static struct fid_av_set *av_set;
@@ -65,26 +61,22 @@ static void open_objects(const char *prov, bool auto_progress)
 {
 	struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_CONTEXT, .size = 256,
 				      .wait_obj = FI_WAIT_UNSPEC };
-	struct fi_cntr_attr cntr_attr = { .events = FI_CNTR_EVENTS_COMP };
-	struct fi_eq_attr eq_attr = { .size = 16, .wait_obj = FI_WAIT_UNSPEC };
-	struct fi_av_attr av_attr = { .type = FI_AV_TABLE };
-	int ret;
 
-	info = ctl_getinfo(prov, FI_MSG | FI_RMA | FI_WRITE | FI_REMOTE_WRITE |
-			   FI_RMA_EVENT | FI_COLLECTIVE, 0, auto_progress);
-	if ((ret = fi_fabric(info->fabric_attr, &fabric, NULL)) ||
-	    (ret = fi_domain(fabric, info, &domain, NULL)) ||
-	    (ret = fi_av_open(domain, &av_attr, &av, NULL)) ||
-	    (ret = fi_cq_open(domain, &cq_attr, &cq, NULL)) ||
-	    (ret = fi_eq_open(fabric, &eq_attr, &eq, NULL)) ||
-	    (ret = fi_cntr_open(domain, &cntr_attr, &rwrite_cntr, NULL)) ||
-	    (ret = fi_endpoint(domain, info, &ep, NULL)) ||
-	    (ret = fi_ep_bind(ep, &av->fid, 0)) ||
-	    (ret = fi_ep_bind(ep, &eq->fid, 0)) ||
-	    (ret = fi_ep_bind(ep, &cq->fid, FI_TRANSMIT | FI_RECV)) ||
-	    (ret = fi_ep_bind(ep, &rwrite_cntr->fid, FI_REMOTE_WRITE)) ||
-	    (ret = fi_enable(ep)))
-		ctl_die("opening the endpoint", ret);
+	setup_open(&fab, ctl_getinfo(prov, FI_MSG | FI_RMA | FI_WRITE | FI_REMOTE_WRITE |
+				     FI_RMA_EVENT | FI_COLLECTIVE, 0, auto_progress),
+		   &cq_attr, SETUP_BIND_EQ);
+	rwrite_cntr = setup_cntr(&fab, FI_REMOTE_WRITE, FI_WAIT_NONE);
+	setup_enable(&fab);
+}
+
+/* The group first, then what the endpoint used. */
+static void close_objects(void)
+{
+	struct fid *bound[] = { &heap_mr->fid };
+
+	fi_close(&mc->fid);
+	fi_close(&av_set->fid);
+	setup_close(&fab, bound, 1);
 }
 
 /* Slot of writer w for round parity p, as an offset into the heap. */
@@ -111,7 +103,7 @@ static void wait_one(void *context, const char *what)
 	ssize_t n;
 
 	for (;;) {
-		n = fi_cq_sread(cq, &entry, 1, NULL, WAIT_MS);
+		n = fi_cq_sread(fab.cq, &entry, 1, NULL, WAIT_MS);
 		if (n == 1) {
 			if (entry.op_context != context)
 				ctl_die(what, EIO);
@@ -119,7 +111,7 @@ static void wait_one(void *context, const char *what)
 		}
 		if (n == -FI_EAVAIL) {
 			memset(&err, 0, sizeof(err));
-			fi_cq_readerr(cq, &err, 0);
+			fi_cq_readerr(fab.cq, &err, 0);
 			ctl_die(what, err.err);
 		}
 		if (n != -FI_EAGAIN)
@@ -132,8 +124,8 @@ static void barrier(void)
 	struct fi_context2 ctx;
 	ssize_t ret;
 
-	while ((ret = fi_barrier(ep, world, &ctx)) == -FI_EAGAIN)
-		(void) fi_cq_read(cq, NULL, 0);
+	while ((ret = fi_barrier(fab.ep, world, &ctx)) == -FI_EAGAIN)
+		(void) fi_cq_read(fab.cq, NULL, 0);
 	if (ret)
 		ctl_die("fi_barrier", (int) ret);
 	wait_one(&ctx, "the barrier");
@@ -150,9 +142,9 @@ static void put(unsigned round, uint8_t *src)
 	ssize_t ret;
 
 	check_pattern_fill(src, block, seed(rank, round));
-	while ((ret = fi_writemsg(ep, &msg, FI_DELIVERY_COMPLETE | FI_COMPLETION)) ==
+	while ((ret = fi_writemsg(fab.ep, &msg, FI_DELIVERY_COMPLETE | FI_COMPLETION)) ==
 	       -FI_EAGAIN)
-		(void) fi_cq_read(cq, NULL, 0);
+		(void) fi_cq_read(fab.cq, NULL, 0);
 	if (ret)
 		ctl_die("fi_writemsg", (int) ret);
 	wait_one(src, "a put");		/* delivered: SHMEM's quiet */
@@ -196,12 +188,12 @@ int main(int argc, char **argv)
 	if (!heap || !src)
 		ctl_die("allocating the heap", ENOMEM);
 	open_objects(prov, auto_progress);
-	ret = fi_mr_reg(domain, heap, heap_len, FI_REMOTE_WRITE, 0, HEAP_KEY, 0,
+	ret = fi_mr_reg(fab.domain, heap, heap_len, FI_REMOTE_WRITE, 0, HEAP_KEY, 0,
 			&heap_mr, NULL);
 	if (ret)
 		ctl_die("fi_mr_reg of the heap", ret);
-	ctl_meet(dir, rank, n_ranks, ep, av, addrs);
-	world = ctl_join_all(ep, av, eq, cq, addrs, n_ranks, &av_set, &mc);
+	ctl_meet(dir, rank, n_ranks, fab.ep, fab.av, addrs);
+	world = ctl_join_all(fab.ep, fab.av, fab.eq, fab.cq, addrs, n_ranks, &av_set, &mc);
 	barrier();	/* every heap is registered before the first put */
 	for (round = 0; round < rounds; round++) {
 		put(round, src);
@@ -232,17 +224,7 @@ int main(int argc, char **argv)
 			      rank, w, p);
 		}
 	}
-	fi_close(&mc->fid);
-	fi_close(&av_set->fid);
-	fi_close(&ep->fid);
-	fi_close(&heap_mr->fid);
-	fi_close(&rwrite_cntr->fid);
-	fi_close(&cq->fid);
-	fi_close(&eq->fid);
-	fi_close(&av->fid);
-	fi_close(&domain->fid);
-	fi_close(&fabric->fid);
-	fi_freeinfo(info);
+	close_objects();
 	free(heap);
 	free(src);
 	printf(PROG ": %d of %d checks passed\n", check_count - check_failures, check_count);

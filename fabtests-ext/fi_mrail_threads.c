@@ -45,6 +45,7 @@
 
 #include "common/mrail_check.h"
 #include "common/mrail_ctl.h"
+#include "common/mrail_setup.h"
 
 #include <rdma/fabric.h>
 #include <rdma/fi_atomic.h>
@@ -171,12 +172,8 @@ static void fill_msg(uint8_t *buf, unsigned t, unsigned i, size_t len, enum kind
 
 /* ---- libfabric objects ---- */
 
-static struct fi_info *info;
-static struct fid_fabric *fabric;
-static struct fid_domain *domain;
-static struct fid_av *av;
-static struct fid_ep *ep;
-static struct fid_cq *cq;
+/* One CQ takes both directions. */
+static struct mrail_setup fab;
 /* Client: FI_SEND, FI_WRITE, FI_READ. Server: FI_RECV, FI_REMOTE_WRITE
  * and FI_REMOTE_READ on the endpoint, and the region's counter (mrail
  * keeps one per region, bound for both kinds of access). */
@@ -185,33 +182,11 @@ static struct fid_cntr *rwrite_cntr, *rread_cntr, *region_cntr;
 static fi_addr_t peer;
 static int sock = -1;
 
-static void open_cntr(struct fid_cntr **cntr)
-{
-	struct fi_cntr_attr attr = { .events = FI_CNTR_EVENTS_COMP,
-				     .wait_obj = FI_WAIT_UNSPEC };
-	int ret;
-
-	ret = fi_cntr_open(domain, &attr, cntr, NULL);
-	if (ret)
-		ctl_die("fi_cntr_open", ret);
-}
-
-static void bind_cntr(struct fid_cntr **cntr, uint64_t flags)
-{
-	int ret;
-
-	open_cntr(cntr);
-	ret = fi_ep_bind(ep, &(*cntr)->fid, flags);
-	if (ret)
-		ctl_die("fi_ep_bind (counter)", ret);
-}
-
 static void open_objects(const char *prov, bool auto_progress, bool server)
 {
 	struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_TAGGED, .size = 1024,
 				      .wait_obj = FI_WAIT_UNSPEC };
-	struct fi_av_attr av_attr = { .type = FI_AV_TABLE };
-	int ret;
+	struct fi_info *info;
 
 	info = ctl_getinfo_thread(prov, FI_MSG | FI_TAGGED | FI_RMA | FI_ATOMIC |
 				  FI_SEND | FI_RECV | FI_READ | FI_WRITE |
@@ -220,50 +195,27 @@ static void open_objects(const char *prov, bool auto_progress, bool server)
 	check(info->domain_attr->threading == FI_THREAD_SAFE,
 	      "fi_getinfo offers FI_THREAD_SAFE (got threading %d)",
 	      (int) info->domain_attr->threading);
-	if ((ret = fi_fabric(info->fabric_attr, &fabric, NULL)) ||
-	    (ret = fi_domain(fabric, info, &domain, NULL)) ||
-	    (ret = fi_av_open(domain, &av_attr, &av, NULL)) ||
-	    (ret = fi_cq_open(domain, &cq_attr, &cq, NULL)) ||
-	    (ret = fi_endpoint(domain, info, &ep, NULL)) ||
-	    (ret = fi_ep_bind(ep, &av->fid, 0)) ||
-	    (ret = fi_ep_bind(ep, &cq->fid, FI_TRANSMIT | FI_RECV)))
-		ctl_die("opening the endpoint", ret);
+	setup_open(&fab, info, &cq_attr, 0);
 	if (server) {
-		bind_cntr(&recv_cntr, FI_RECV);
-		bind_cntr(&rwrite_cntr, FI_REMOTE_WRITE);
-		bind_cntr(&rread_cntr, FI_REMOTE_READ);
-		open_cntr(&region_cntr);
+		recv_cntr = setup_cntr(&fab, FI_RECV, FI_WAIT_UNSPEC);
+		rwrite_cntr = setup_cntr(&fab, FI_REMOTE_WRITE, FI_WAIT_UNSPEC);
+		rread_cntr = setup_cntr(&fab, FI_REMOTE_READ, FI_WAIT_UNSPEC);
+		region_cntr = setup_cntr(&fab, 0, FI_WAIT_UNSPEC);
 	} else {
-		bind_cntr(&send_cntr, FI_SEND);
-		bind_cntr(&write_cntr, FI_WRITE);
-		bind_cntr(&read_cntr, FI_READ);
+		send_cntr = setup_cntr(&fab, FI_SEND, FI_WAIT_UNSPEC);
+		write_cntr = setup_cntr(&fab, FI_WRITE, FI_WAIT_UNSPEC);
+		read_cntr = setup_cntr(&fab, FI_READ, FI_WAIT_UNSPEC);
 	}
-	ret = fi_enable(ep);
-	if (ret)
-		ctl_die("fi_enable", ret);
+	setup_enable(&fab);
 }
 
-static void close_cntr(struct fid_cntr *cntr)
-{
-	if (cntr)
-		fi_close(&cntr->fid);
-}
-
+/* The bound counters close with the endpoint; the region's (the server's
+ * only) is ours. */
 static void close_objects(void)
 {
-	fi_close(&ep->fid);
-	close_cntr(send_cntr);
-	close_cntr(write_cntr);
-	close_cntr(read_cntr);
-	close_cntr(recv_cntr);
-	close_cntr(rwrite_cntr);
-	close_cntr(rread_cntr);
-	close_cntr(region_cntr);
-	fi_close(&cq->fid);
-	fi_close(&av->fid);
-	fi_close(&domain->fid);
-	fi_close(&fabric->fid);
-	fi_freeinfo(info);
+	struct fid *region[] = { SETUP_FID(region_cntr) };
+
+	setup_close(&fab, region, 1);
 }
 
 static double now_s(void)
@@ -359,12 +311,12 @@ static void poll_cq(struct worker *self)
 	struct fi_cq_err_entry err;
 	ssize_t n, k;
 
-	n = fi_cq_read(cq, e, 8);
+	n = fi_cq_read(fab.cq, e, 8);
 	if (n == -FI_EAGAIN)
-		n = fi_cq_sread(cq, e, 8, NULL, 1);
+		n = fi_cq_sread(fab.cq, e, 8, NULL, 1);
 	if (n == -FI_EAVAIL) {
 		memset(&err, 0, sizeof(err));
-		if (fi_cq_readerr(cq, &err, 0) == 1)
+		if (fi_cq_readerr(fab.cq, &err, 0) == 1)
 			deliver(self, err.op_context, err.flags, err.tag, err.len,
 				err.err ? err.err : FI_EOTHER);
 		return;
@@ -466,38 +418,38 @@ static void client_iteration(struct worker *w, struct client_bufs *b, unsigned i
 	op_init(&read_own_op, t);
 
 	check_pattern_fill(b->inject, ilen, seed_of(t, i, K_INJECT_WRITE));
-	posted(NULL, POST(w, "fi_inject_write", fi_inject_write(ep, b->inject, ilen,
+	posted(NULL, POST(w, "fi_inject_write", fi_inject_write(fab.ep, b->inject, ilen,
 			  peer, inject_cell_at(t, i), region_key)), &w->writes);
 
 	check_pattern_fill(b->write, len, seed_of(t, i, K_WRITE));
-	posted(&write_op, POST(w, "fi_write", fi_write(ep, b->write, len, NULL, peer,
+	posted(&write_op, POST(w, "fi_write", fi_write(fab.ep, b->write, len, NULL, peer,
 			       write_cell_at(t, i), region_key, &write_op)), &w->writes);
 	if (big) {
 		check_pattern_fill(b->large, big, seed_of(t, i, K_LARGE));
-		posted(&large_op, POST(w, "large fi_write", fi_write(ep, b->large, big,
+		posted(&large_op, POST(w, "large fi_write", fi_write(fab.ep, b->large, big,
 				       NULL, peer, large_at(t), region_key, &large_op)),
 		       &w->writes);
 	}
 
 	b->add_own = i + 1;
-	posted(&own_op, POST(w, "fi_atomic on the thread's word", fi_atomic(ep,
+	posted(&own_op, POST(w, "fi_atomic on the thread's word", fi_atomic(fab.ep,
 			     &b->add_own, 1, NULL, peer, WORD_THREAD(t) * 8, region_key,
 			     FI_UINT64, FI_SUM, &own_op)), &w->writes);
 	b->add_shared = t + 1;
-	posted(&shared_op, POST(w, "fi_atomic on the shared word", fi_atomic(ep,
+	posted(&shared_op, POST(w, "fi_atomic on the shared word", fi_atomic(fab.ep,
 				&b->add_shared, 1, NULL, peer, WORD_SHARED * 8, region_key,
 				FI_UINT64, FI_SUM, &shared_op)), &w->writes);
 	b->one = 1;
 	b->fetched = UINT64_MAX;
-	posted(&ticket_op, POST(w, "fi_fetch_atomic on the ticket", fi_fetch_atomic(ep,
+	posted(&ticket_op, POST(w, "fi_fetch_atomic on the ticket", fi_fetch_atomic(fab.ep,
 				&b->one, 1, NULL, &b->fetched, NULL, peer, WORD_TICKET * 8,
 				region_key, FI_UINT64, FI_SUM, &ticket_op)), &w->reads);
 
 	fill_msg(b->msg, t, i, mlen, K_TAGGED);
-	posted(&send_op, POST(w, "fi_tsend", fi_tsend(ep, b->msg, mlen, NULL, peer,
+	posted(&send_op, POST(w, "fi_tsend", fi_tsend(fab.ep, b->msg, mlen, NULL, peer,
 			      TAG_BASE + t, &send_op)), &w->sends);
 	fill_msg(b->inject_msg, t, i, inject_msg_len(t, i), K_INJECT_MSG);
-	posted(NULL, POST(w, "fi_inject", fi_inject(ep, b->inject_msg,
+	posted(NULL, POST(w, "fi_inject", fi_inject(fab.ep, b->inject_msg,
 			  inject_msg_len(t, i), peer)), &w->sends);
 
 	op_expect(w, &write_op, "fi_write", FI_RMA | FI_WRITE);
@@ -511,17 +463,17 @@ static void client_iteration(struct worker *w, struct client_bufs *b, unsigned i
 	/* Every RMA and atomic is delivery complete (fi_mrail(7)): what it
 	 * wrote is there to be read back. */
 	memset(b->back, 0, len);
-	posted(&back_op, POST(w, "fi_read", fi_read(ep, b->back, len, NULL, peer,
+	posted(&back_op, POST(w, "fi_read", fi_read(fab.ep, b->back, len, NULL, peer,
 			      write_cell_at(t, i), region_key, &back_op)), &w->reads);
 	if (large_op.posted) {
 		memset(b->large_back, 0, big);
-		posted(&large_back_op, POST(w, "large fi_read", fi_read(ep,
+		posted(&large_back_op, POST(w, "large fi_read", fi_read(fab.ep,
 					    b->large_back, big, NULL, peer, large_at(t),
 					    region_key, &large_back_op)), &w->reads);
 	}
 	b->own_now = UINT64_MAX;
 	posted(&read_own_op, POST(w, "FI_ATOMIC_READ of the thread's word",
-				  fi_fetch_atomic(ep, &b->dummy, 1, NULL, &b->own_now,
+				  fi_fetch_atomic(fab.ep, &b->dummy, 1, NULL, &b->own_now,
 						  NULL, peer, WORD_THREAD(t) * 8,
 						  region_key, FI_UINT64, FI_ATOMIC_READ,
 						  &read_own_op)), &w->reads);
@@ -618,7 +570,7 @@ static void check_cq_empty(const char *side)
 {
 	struct fi_cq_tagged_entry e;
 
-	check(fi_cq_read(cq, &e, 1) == -FI_EAGAIN, "%s: no completion left over", side);
+	check(fi_cq_read(fab.cq, &e, 1) == -FI_EAGAIN, "%s: no completion left over", side);
 }
 
 static void run_client(void)
@@ -634,7 +586,7 @@ static void run_client(void)
 	if (!workers || !tickets)
 		ctl_die("calloc", ENOMEM);
 	ctl_write(sock, &p, sizeof(p));
-	peer = ctl_swap_names(sock, ep, av);
+	peer = ctl_swap_names(sock, fab.ep, fab.av);
 	ctl_read(sock, &status, sizeof(status), client_progress);	/* registered */
 
 	start = now_s();
@@ -819,7 +771,7 @@ static void *server_thread(void *arg)
 					break;
 				op_init(&s->op, r);
 				s->expect_i = next_post[t];
-				if (!POST(w, "fi_trecv", fi_trecv(ep, s->buf, MAX_MSG, NULL,
+				if (!POST(w, "fi_trecv", fi_trecv(fab.ep, s->buf, MAX_MSG, NULL,
 						FI_ADDR_UNSPEC, TAG_BASE + t, 0, &s->op)))
 					break;
 				s->posted = true;
@@ -839,7 +791,7 @@ static void *server_thread(void *arg)
 			}
 			if (!s->posted && untagged_posted < untagged_quota) {
 				op_init(&s->op, r);
-				if (!POST(w, "fi_recv", fi_recv(ep, s->buf, INJECT_MSG, NULL,
+				if (!POST(w, "fi_recv", fi_recv(fab.ep, s->buf, INJECT_MSG, NULL,
 							       FI_ADDR_UNSPEC, &s->op)))
 					break;
 				s->posted = true;
@@ -955,7 +907,7 @@ static void run_server(void)
 		ctl_die("the client's thread and iteration counts", EINVAL);
 	n_threads = p.threads;
 	n_iters = p.iters;
-	peer = ctl_swap_names(sock, ep, av);
+	peer = ctl_swap_names(sock, fab.ep, fab.av);
 
 	if (posix_memalign((void **) &region, 4096, region_size()))
 		region = NULL;
@@ -964,7 +916,7 @@ static void run_server(void)
 	if (!region || !untagged_seen || !workers)
 		ctl_die("allocating the region", ENOMEM);
 	memset(region, 0, region_size());
-	if ((ret = fi_mr_reg(domain, region, region_size(),
+	if ((ret = fi_mr_reg(fab.domain, region, region_size(),
 			     FI_REMOTE_READ | FI_REMOTE_WRITE, 0, REGION_KEY,
 			     FI_RMA_EVENT, &mr, NULL)) ||
 	    (ret = fi_mr_bind(mr, &region_cntr->fid, FI_REMOTE_WRITE | FI_REMOTE_READ)) ||

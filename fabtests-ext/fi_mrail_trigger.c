@@ -48,6 +48,7 @@
 
 #include "common/mrail_check.h"
 #include "common/mrail_ctl.h"
+#include "common/mrail_setup.h"
 
 #include <rdma/fabric.h>
 #include <rdma/fi_atomic.h>
@@ -72,65 +73,33 @@
 
 /* ---- objects ---- */
 
-static struct fi_info *info;
-static struct fid_fabric *fabric;
-static struct fid_domain *domain;
-static struct fid_av *av;
-static struct fid_ep *ep;
-static struct fid_cq *tx_cq, *rx_cq;
+/* A CQ each way: cq for transmit, rx_cq for receive. */
+static struct mrail_setup fab;
 static struct fid_cntr *send_cntr, *recv_cntr, *write_cntr, *read_cntr;
 static fi_addr_t peer;
 static bool auto_progress;
 static int ctl_sock;	/* the control connection */
 
+/* A counter for a trigger to watch, bound to nothing. */
 static struct fid_cntr *cntr_new(void)
 {
-	struct fi_cntr_attr attr = { .events = FI_CNTR_EVENTS_COMP,
-				     .wait_obj = FI_WAIT_UNSPEC };
-	struct fid_cntr *cntr;
-	int ret = fi_cntr_open(domain, &attr, &cntr, NULL);
-
-	if (ret)
-		ctl_die("fi_cntr_open", ret);
-	return cntr;
-}
-
-static struct fid_cntr *cntr_bound(uint64_t flags)
-{
-	struct fid_cntr *cntr = cntr_new();
-	int ret = fi_ep_bind(ep, &cntr->fid, flags);
-
-	if (ret)
-		ctl_die("fi_ep_bind (counter)", ret);
-	return cntr;
+	return setup_cntr(&fab, 0, FI_WAIT_UNSPEC);
 }
 
 static void open_objects(const char *prov)
 {
 	struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_TAGGED, .size = 256,
 				      .wait_obj = FI_WAIT_UNSPEC };
-	struct fi_av_attr av_attr = { .type = FI_AV_TABLE };
-	int ret;
 
-	info = ctl_getinfo(prov, FI_MSG | FI_TAGGED | FI_RMA | FI_ATOMIC | FI_READ |
-			   FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE | FI_TRIGGER, 0, auto_progress);
-	if ((ret = fi_fabric(info->fabric_attr, &fabric, NULL)) ||
-	    (ret = fi_domain(fabric, info, &domain, NULL)) ||
-	    (ret = fi_av_open(domain, &av_attr, &av, NULL)) ||
-	    (ret = fi_cq_open(domain, &cq_attr, &tx_cq, NULL)) ||
-	    (ret = fi_cq_open(domain, &cq_attr, &rx_cq, NULL)) ||
-	    (ret = fi_endpoint(domain, info, &ep, NULL)) ||
-	    (ret = fi_ep_bind(ep, &av->fid, 0)) ||
-	    (ret = fi_ep_bind(ep, &tx_cq->fid, FI_TRANSMIT)) ||
-	    (ret = fi_ep_bind(ep, &rx_cq->fid, FI_RECV)))
-		ctl_die("opening the endpoint", ret);
-	send_cntr = cntr_bound(FI_SEND);
-	recv_cntr = cntr_bound(FI_RECV);
-	write_cntr = cntr_bound(FI_WRITE);
-	read_cntr = cntr_bound(FI_READ);
-	ret = fi_enable(ep);
-	if (ret)
-		ctl_die("fi_enable", ret);
+	setup_open(&fab, ctl_getinfo(prov, FI_MSG | FI_TAGGED | FI_RMA | FI_ATOMIC |
+				     FI_READ | FI_WRITE | FI_REMOTE_READ |
+				     FI_REMOTE_WRITE | FI_TRIGGER, 0, auto_progress),
+		   &cq_attr, SETUP_SPLIT_CQ);
+	send_cntr = setup_cntr(&fab, FI_SEND, FI_WAIT_UNSPEC);
+	recv_cntr = setup_cntr(&fab, FI_RECV, FI_WAIT_UNSPEC);
+	write_cntr = setup_cntr(&fab, FI_WRITE, FI_WAIT_UNSPEC);
+	read_cntr = setup_cntr(&fab, FI_READ, FI_WAIT_UNSPEC);
+	setup_enable(&fab);
 }
 
 /* ---- data ---- */
@@ -244,13 +213,13 @@ static void server_recv(const struct cmd *c, struct reply *r)
 	r->ok = 1;
 	for (i = 0; i < c->count && i < MAX_RECVS; i++) {
 		memset(rbuf[i], 0, sizeof(rbuf[i]));
-		ret = (int) fi_trecv(ep, rbuf[i], MSG_LEN, NULL, FI_ADDR_UNSPEC, 0,
+		ret = (int) fi_trecv(fab.ep, rbuf[i], MSG_LEN, NULL, FI_ADDR_UNSPEC, 0,
 				     ~0ULL, &ctx[i]);
 		if (ret)
 			ctl_die("fi_trecv", ret);
 	}
 	for (i = 0; i < c->count && i < MAX_RECVS; i++) {
-		ret = cq_next(rx_cq, &entry, &err, WAIT_MS);
+		ret = cq_next(fab.rx_cq, &entry, &err, WAIT_MS);
 		if (ret != 1) {
 			r->ok = 0;
 			snprintf(r->why, sizeof(r->why), "receive %u of %u: %s", i + 1,
@@ -277,20 +246,20 @@ static void server_quiet(struct reply *r)
 	struct fi_context ctx;
 	int ret;
 
-	ret = (int) fi_trecv(ep, rbuf[0], MSG_LEN, NULL, FI_ADDR_UNSPEC, 0, ~0ULL, &ctx);
+	ret = (int) fi_trecv(fab.ep, rbuf[0], MSG_LEN, NULL, FI_ADDR_UNSPEC, 0, ~0ULL, &ctx);
 	if (ret)
 		ctl_die("fi_trecv", ret);
-	ret = cq_next(rx_cq, &entry, &err, QUIET_MS);
+	ret = cq_next(fab.rx_cq, &entry, &err, QUIET_MS);
 	if (ret == 1) {
 		r->ok = 0;
 		snprintf(r->why, sizeof(r->why), "a message with tag %#" PRIx64
 			 " arrived", entry.tag);
 		return;
 	}
-	ret = (int) fi_cancel(&ep->fid, &ctx);
+	ret = (int) fi_cancel(&fab.ep->fid, &ctx);
 	if (ret)
 		ctl_die("fi_cancel of the quiet receive", ret);
-	ret = cq_next(rx_cq, &entry, &err, WAIT_MS);
+	ret = cq_next(fab.rx_cq, &entry, &err, WAIT_MS);
 	if (ret != -FI_EAVAIL || err.err != FI_ECANCELED || err.op_context != &ctx) {
 		r->ok = 0;
 		snprintf(r->why, sizeof(r->why), "the cancelled quiet receive did not "
@@ -314,7 +283,7 @@ static ssize_t tsend_triggered(struct fi_triggered_context *tctx, struct fid_cnt
 	tctx->event_type = FI_TRIGGER_THRESHOLD;
 	tctx->trigger.threshold.cntr = cntr;
 	tctx->trigger.threshold.threshold = threshold;
-	return fi_tsendmsg(ep, &msg, flags | FI_TRIGGER);
+	return fi_tsendmsg(fab.ep, &msg, flags | FI_TRIGGER);
 }
 
 /*
@@ -335,7 +304,7 @@ static void server_pong(struct reply *r)
 	ssize_t ret;
 
 	fill(pong, MSG_LEN, PONG_TAG);
-	ret = fi_trecv(ep, ping, MSG_LEN, NULL, FI_ADDR_UNSPEC, PING_TAG, 0, &ping_ctx);
+	ret = fi_trecv(fab.ep, ping, MSG_LEN, NULL, FI_ADDR_UNSPEC, PING_TAG, 0, &ping_ctx);
 	if (!ret)
 		ret = tsend_triggered(&tctx, recv_cntr, received + 1, pong, MSG_LEN,
 				      PONG_TAG, peer, 0);
@@ -350,11 +319,11 @@ static void server_pong(struct reply *r)
 	ctl_read(ctl_sock, &seen, sizeof(seen), NULL);
 	memset(r, 0, sizeof(*r));
 	r->ok = 1;
-	if (cq_next(rx_cq, &entry, &err, WAIT_MS) != 1 || entry.op_context != &ping_ctx ||
+	if (cq_next(fab.rx_cq, &entry, &err, WAIT_MS) != 1 || entry.op_context != &ping_ctx ||
 	    !matches(ping, MSG_LEN, PING_TAG)) {
 		r->ok = 0;
 		snprintf(r->why, sizeof(r->why), "the ping was not received intact");
-	} else if (cq_next(tx_cq, &entry, &err, WAIT_MS) != 1 || entry.op_context != &tctx ||
+	} else if (cq_next(fab.cq, &entry, &err, WAIT_MS) != 1 || entry.op_context != &tctx ||
 		   entry.flags != (FI_SEND | FI_TAGGED)) {
 		r->ok = 0;
 		snprintf(r->why, sizeof(r->why), "the pong's send completion did not "
@@ -384,7 +353,7 @@ static void server_trecv_arm(struct reply *r)
 	trecv_tctx.event_type = FI_TRIGGER_THRESHOLD;
 	trecv_tctx.trigger.threshold.cntr = trecv_cntr;
 	trecv_tctx.trigger.threshold.threshold = 1;
-	ret = fi_trecvmsg(ep, &msg, FI_TRIGGER);
+	ret = fi_trecvmsg(fab.ep, &msg, FI_TRIGGER);
 	r->ok = !ret;
 	if (ret)
 		snprintf(r->why, sizeof(r->why), "fi_trecvmsg(FI_TRIGGER): %s",
@@ -399,7 +368,7 @@ static void server_trecv_fire(struct reply *r)
 
 	/* The message is here (the client saw its send complete), but the
 	 * receive is not posted until the counter moves. */
-	ret = cq_next(rx_cq, &entry, &err, QUIET_MS);
+	ret = cq_next(fab.rx_cq, &entry, &err, QUIET_MS);
 	if (ret) {
 		r->ok = 0;
 		snprintf(r->why, sizeof(r->why), "the triggered receive completed "
@@ -407,7 +376,7 @@ static void server_trecv_fire(struct reply *r)
 		return;
 	}
 	fi_cntr_add(trecv_cntr, 1);
-	ret = cq_next(rx_cq, &entry, &err, WAIT_MS);
+	ret = cq_next(fab.rx_cq, &entry, &err, WAIT_MS);
 	r->ok = ret == 1 && entry.op_context == &trecv_tctx && entry.tag == TRECV_TAG &&
 		entry.len == MSG_LEN && matches(rbuf[0], MSG_LEN, TRECV_TAG);
 	if (!r->ok)
@@ -434,7 +403,7 @@ static void serve(void)
 	window = calloc(1, WINDOW_LEN);
 	if (!window)
 		ctl_die("calloc", ENOMEM);
-	ret = fi_mr_reg(domain, window, WINDOW_LEN, FI_REMOTE_READ | FI_REMOTE_WRITE,
+	ret = fi_mr_reg(fab.domain, window, WINDOW_LEN, FI_REMOTE_READ | FI_REMOTE_WRITE,
 			0, WINDOW_KEY, 0, &window_mr, NULL);
 	if (ret)
 		ctl_die("fi_mr_reg of the window", ret);
@@ -471,7 +440,7 @@ static void expect_tx(const char *what, void *context, uint64_t flags)
 {
 	struct fi_cq_tagged_entry entry;
 	struct fi_cq_err_entry err;
-	int ret = cq_next(tx_cq, &entry, &err, WAIT_MS);
+	int ret = cq_next(fab.cq, &entry, &err, WAIT_MS);
 
 	if (ret == 1)
 		check(entry.op_context == context && entry.flags == flags,
@@ -492,7 +461,7 @@ static void expect_tx_set(const char *what, void **contexts, int count, uint64_t
 	int i, j, ret, found = 0;
 
 	for (i = 0; i < count; i++) {
-		ret = cq_next(tx_cq, &entry, &err, WAIT_MS);
+		ret = cq_next(fab.cq, &entry, &err, WAIT_MS);
 		if (ret != 1 || entry.flags != flags)
 			break;
 		for (j = 0; j < count; j++) {
@@ -511,7 +480,7 @@ static void expect_tx_none(const char *what, unsigned ms)
 {
 	struct fi_cq_tagged_entry entry;
 	struct fi_cq_err_entry err;
-	int ret = cq_next(tx_cq, &entry, &err, ms);
+	int ret = cq_next(fab.cq, &entry, &err, ms);
 
 	check(ret == 0, "%s: no transmit completion (got %s)", what,
 	      ret == 1 ? "a completion" : ret ? "an error" : "none");
@@ -521,7 +490,7 @@ static void expect_tx_error(const char *what, void *context, int want)
 {
 	struct fi_cq_tagged_entry entry;
 	struct fi_cq_err_entry err;
-	int ret = cq_next(tx_cq, &entry, &err, WAIT_MS);
+	int ret = cq_next(fab.cq, &entry, &err, WAIT_MS);
 
 	check(ret == -FI_EAVAIL && err.op_context == context && err.err == want,
 	      "%s: error completion %s with %s context", what,
@@ -643,13 +612,13 @@ static void test_chain(void)
 		all[i]->trigger.threshold.cntr = on[i];
 		all[i]->trigger.threshold.threshold = at[i];
 	}
-	check(!fi_writemsg(ep, &wmsg, FI_TRIGGER), "chain: triggered write armed");
+	check(!fi_writemsg(fab.ep, &wmsg, FI_TRIGGER), "chain: triggered write armed");
 	check(!tsend_triggered(&t_send, write_cntr, writes + 1, sbuf[0], MSG_LEN, tag,
 			       peer, 0), "chain: triggered send armed");
-	check(!fi_fetch_atomicmsg(ep, &amsg, &fioc, NULL, 1, FI_TRIGGER),
+	check(!fi_fetch_atomicmsg(fab.ep, &amsg, &fioc, NULL, 1, FI_TRIGGER),
 	      "chain: triggered fetch-add armed");
-	check(!fi_readmsg(ep, &rmsg, FI_TRIGGER), "chain: triggered read armed");
-	check(!fi_compare_atomicmsg(ep, &cmsg, &cioc, NULL, 1, &oioc, NULL, 1, FI_TRIGGER),
+	check(!fi_readmsg(fab.ep, &rmsg, FI_TRIGGER), "chain: triggered read armed");
+	check(!fi_compare_atomicmsg(fab.ep, &cmsg, &cioc, NULL, 1, &oioc, NULL, 1, FI_TRIGGER),
 	      "chain: triggered compare-swap armed");
 	expect_tx_none("chain: nothing before the first counter moves", 100);
 	fi_cntr_add(trig, 1);
@@ -664,7 +633,7 @@ static void test_chain(void)
 	check(matches(rdbuf, sizeof(rdbuf), 9), "chain: the read brought the written bytes");
 	check(fetched == 0 && cs_old == 5, "chain: fetch-add fetched %" PRIu64 " (want 0), "
 	      "compare-swap found %" PRIu64 " (want 5)", fetched, cs_old);
-	check(!fi_fetch_atomic(ep, &add, 1, NULL, &now, NULL, peer, ATOMIC_OFF, WINDOW_KEY,
+	check(!fi_fetch_atomic(fab.ep, &add, 1, NULL, &now, NULL, peer, ATOMIC_OFF, WINDOW_KEY,
 			       FI_UINT64, FI_ATOMIC_READ, &now), "chain: read back the word");
 	expect_tx("chain: read back", &now, FI_ATOMIC | FI_READ);
 	check(now == 77, "chain: the word is %" PRIu64 " after the swap (want 77)", now);
@@ -712,21 +681,21 @@ static void test_errors(void)
 	check(fi_cntr_readerr(send_cntr) == errs + 1, "errors: the send counter's error "
 	      "count moved by one");
 	tctx.event_type = FI_TRIGGER_XPU;
-	ret = fi_sendmsg(ep, &msg, FI_TRIGGER);
+	ret = fi_sendmsg(fab.ep, &msg, FI_TRIGGER);
 	check(ret == -FI_ENOSYS, "errors: FI_TRIGGER_XPU refused with -FI_ENOSYS (%zd)", ret);
 	tctx.event_type = FI_TRIGGER_THRESHOLD;
 	tctx.trigger.threshold.cntr = NULL;
-	ret = fi_sendmsg(ep, &msg, FI_TRIGGER);
+	ret = fi_sendmsg(fab.ep, &msg, FI_TRIGGER);
 	check(ret == -FI_EINVAL, "errors: no counter refused with -FI_EINVAL (%zd)", ret);
 	tctx.trigger.threshold.cntr = trig;
-	ret = fi_recvmsg(ep, &msg, FI_TRIGGER | FI_MULTI_RECV);
+	ret = fi_recvmsg(fab.ep, &msg, FI_TRIGGER | FI_MULTI_RECV);
 	check(ret == -FI_EINVAL, "errors: a triggered FI_MULTI_RECV refused (%zd)", ret);
 	tctx.trigger.threshold.threshold = 5;
-	ret = fi_sendmsg(ep, &msg, FI_TRIGGER);
+	ret = fi_sendmsg(fab.ep, &msg, FI_TRIGGER);
 	check(ret == 0, "errors: armed at 5");
-	ret = fi_sendmsg(ep, &msg, FI_TRIGGER);
+	ret = fi_sendmsg(fab.ep, &msg, FI_TRIGGER);
 	check(ret == -FI_EBUSY, "errors: one context armed twice refused (%zd)", ret);
-	check(fi_cancel(&ep->fid, &tctx) == 0, "errors: the armed one cancelled");
+	check(fi_cancel(&fab.ep->fid, &tctx) == 0, "errors: the armed one cancelled");
 	expect_tx_error("errors: its FI_ECANCELED completion", &tctx, FI_ECANCELED);
 	expect_tx_none("errors: nothing else", 100);
 	fi_close(&trig->fid);
@@ -744,9 +713,9 @@ static void test_cancel(void)
 	ret = fi_close(&trig->fid);
 	check(ret == -FI_EBUSY, "cancel: a counter with an armed operation refuses to "
 	      "close (%d)", ret);
-	check(fi_cancel(&ep->fid, &tctx) == 0, "cancel: fi_cancel");
+	check(fi_cancel(&fab.ep->fid, &tctx) == 0, "cancel: fi_cancel");
 	expect_tx_error("cancel: one FI_ECANCELED completion", &tctx, FI_ECANCELED);
-	check(fi_cancel(&ep->fid, &tctx) == -FI_ENOENT, "cancel: a second fi_cancel finds "
+	check(fi_cancel(&fab.ep->fid, &tctx) == -FI_ENOENT, "cancel: a second fi_cancel finds "
 	      "nothing");
 	fi_cntr_add(trig, 100);
 	expect_quiet("cancel: the counter reaches 100 and nothing is sent");
@@ -761,7 +730,7 @@ static void test_trecv(void)
 
 	check(r.ok, "triggered receive: armed at the server%s%s", r.ok ? "" : ": ", r.why);
 	fill(sbuf[0], MSG_LEN, TRECV_TAG);
-	check(!fi_tsend(ep, sbuf[0], MSG_LEN, NULL, peer, TRECV_TAG, &ctx),
+	check(!fi_tsend(fab.ep, sbuf[0], MSG_LEN, NULL, peer, TRECV_TAG, &ctx),
 	      "triggered receive: message sent before it is posted");
 	expect_tx("triggered receive: the message went", &ctx, FI_SEND | FI_TAGGED);
 	r = ask(CMD_TRECV_FIRE, 0, 0, 0);
@@ -781,13 +750,13 @@ static void test_pong(void)
 
 	r = ask(CMD_PONG, 0, 0, 0);
 	check(r.ok, "pong: armed at the server");
-	ret = (int) fi_trecv(ep, pong, MSG_LEN, NULL, peer, PONG_TAG, 0, &pctx);
+	ret = (int) fi_trecv(fab.ep, pong, MSG_LEN, NULL, peer, PONG_TAG, 0, &pctx);
 	fill(sbuf[0], MSG_LEN, PING_TAG);
 	if (!ret)
-		ret = (int) fi_tsend(ep, sbuf[0], MSG_LEN, NULL, peer, PING_TAG, &ctx);
+		ret = (int) fi_tsend(fab.ep, sbuf[0], MSG_LEN, NULL, peer, PING_TAG, &ctx);
 	check(!ret, "pong: ping sent");
 	expect_tx("pong: ping", &ctx, FI_SEND | FI_TAGGED);
-	ret = cq_next(rx_cq, &entry, &err, WAIT_MS);
+	ret = cq_next(fab.rx_cq, &entry, &err, WAIT_MS);
 	seen = ret == 1 && entry.op_context == &pctx && matches(pong, MSG_LEN, PONG_TAG);
 	check(seen, "pong: the server's triggered reply arrived intact, %s",
 	      auto_progress ? "the server making no libfabric call (FI_PROGRESS_AUTO)" :
@@ -812,9 +781,9 @@ static void test_alias(void)
 	struct fi_context ctx;
 	ssize_t ret;
 
-	check(fi_control(&ep->fid, FI_GETOPSFLAG, &ep_flags) == 0,
+	check(fi_control(&fab.ep->fid, FI_GETOPSFLAG, &ep_flags) == 0,
 	      "alias: the endpoint's transmit flags");
-	ret = fi_ep_alias(ep, &trig_alias, FI_TRANSMIT | FI_TRIGGER);
+	ret = fi_ep_alias(fab.ep, &trig_alias, FI_TRANSMIT | FI_TRIGGER);
 	check(!ret && trig_alias, "alias: fi_ep_alias(FI_TRANSMIT | FI_TRIGGER) (%zd)", ret);
 	if (ret)
 		goto out;
@@ -824,7 +793,7 @@ static void test_alias(void)
 	      "alias: its transmit flags are FI_TRIGGER alone (%#llx)",
 	      (unsigned long long) flags);
 	flags = FI_TRANSMIT;
-	check(fi_control(&ep->fid, FI_GETOPSFLAG, &flags) == 0 && flags == ep_flags,
+	check(fi_control(&fab.ep->fid, FI_GETOPSFLAG, &flags) == 0 && flags == ep_flags,
 	      "alias: the endpoint's transmit flags did not change");
 	tctx.trigger.threshold.cntr = trig;
 	tctx.trigger.threshold.threshold = 2;
@@ -838,7 +807,7 @@ static void test_alias(void)
 	expect_tx("alias: its completion on the endpoint's CQ", &tctx,
 		  FI_SEND | FI_TAGGED);
 
-	ret = fi_ep_alias(ep, &plain, 0);
+	ret = fi_ep_alias(fab.ep, &plain, 0);
 	check(!ret, "alias: fi_ep_alias with no flags (%zd)", ret);
 	if (!ret) {
 		tag = 0x901;
@@ -850,11 +819,11 @@ static void test_alias(void)
 	}
 	expect_tx_none("alias: exactly one completion each", 100);
 
-	check(fi_ep_alias(ep, &bad, FI_TRANSMIT | FI_RECV) == -FI_EINVAL && !bad,
+	check(fi_ep_alias(fab.ep, &bad, FI_TRANSMIT | FI_RECV) == -FI_EINVAL && !bad,
 	      "alias: both sides named refused");
-	check(fi_ep_alias(ep, &bad, FI_RECV | FI_DELIVERY_COMPLETE) == -FI_EBADFLAGS &&
+	check(fi_ep_alias(fab.ep, &bad, FI_RECV | FI_DELIVERY_COMPLETE) == -FI_EBADFLAGS &&
 	      !bad, "alias: a transmit flag on the receive side refused");
-	check(fi_close(&ep->fid) == -FI_EBUSY,
+	check(fi_close(&fab.ep->fid) == -FI_EBUSY,
 	      "alias: the endpoint refuses to close while aliases are open");
 	if (plain)
 		check(fi_close(&plain->fid) == 0, "alias: the plain alias closes");
@@ -872,7 +841,7 @@ static struct fi_deferred_work *dw_send(struct fi_deferred_work *dw, struct fi_o
 {
 	memset(dw, 0, sizeof(*dw));
 	memset(op, 0, sizeof(*op));
-	op->ep = ep;
+	op->ep = fab.ep;
 	op->msg.msg_iov = iov;
 	op->msg.iov_count = 1;
 	op->msg.addr = peer;
@@ -902,7 +871,7 @@ static void test_deferred(void)
 		iov[i] = (struct iovec) { .iov_base = sbuf[i], .iov_len = MSG_LEN };
 	}
 	/* Count plus errors reach 2; the completion counter, not the CQ. */
-	ret = fi_control(&domain->fid, FI_QUEUE_WORK,
+	ret = fi_control(&fab.domain->fid, FI_QUEUE_WORK,
 			 dw_send(&dw[0], &op[0], trig, 2, done, 0x700, 0, &iov[0]));
 	check(!ret, "deferred: FI_QUEUE_WORK of a send at 2 (%d)", ret);
 	fi_cntr_add(trig, 1);
@@ -916,7 +885,7 @@ static void test_deferred(void)
 	      "did not count it");
 
 	/* FI_COMPLETION: a CQ entry with the fi_deferred_work as context. */
-	ret = fi_control(&domain->fid, FI_QUEUE_WORK,
+	ret = fi_control(&fab.domain->fid, FI_QUEUE_WORK,
 			 dw_send(&dw[1], &op[1], trig, 2, done, 0x701, FI_COMPLETION,
 				 &iov[1]));
 	check(!ret, "deferred: FI_COMPLETION work, threshold already reached (%d)", ret);
@@ -931,9 +900,9 @@ static void test_deferred(void)
 	dw[2].triggering_cntr = t6;
 	dw[2].op_type = FI_OP_CNTR_ADD;
 	dw[2].op.cntr = &add;
-	ret = fi_control(&domain->fid, FI_QUEUE_WORK,
+	ret = fi_control(&fab.domain->fid, FI_QUEUE_WORK,
 			 dw_send(&dw[3], &op[3], u, 5, done, 0x703, 0, &iov[3]));
-	ret = ret ? ret : fi_control(&domain->fid, FI_QUEUE_WORK, &dw[2]);
+	ret = ret ? ret : fi_control(&fab.domain->fid, FI_QUEUE_WORK, &dw[2]);
 	check(!ret, "deferred: FI_OP_CNTR_ADD on one counter, a send on its target (%d)",
 	      ret);
 	fi_cntr_add(t6, 1);
@@ -944,20 +913,21 @@ static void test_deferred(void)
 	check(!fi_cntr_wait(done, 3, WAIT_MS), "deferred: the completion counter reached 3");
 
 	/* Cancel one; flush one counter's; flush all. */
-	ret = fi_control(&domain->fid, FI_QUEUE_WORK,
+	ret = fi_control(&fab.domain->fid, FI_QUEUE_WORK,
 			 dw_send(&dw[4], &op[4], trig, 100, done, 0x704, 0, &iov[4]));
 	check(!ret, "deferred: queued at 100");
-	check(fi_control(&domain->fid, FI_CANCEL_WORK, &dw[4]) == 0, "deferred: FI_CANCEL_WORK");
-	check(fi_control(&domain->fid, FI_CANCEL_WORK, &dw[4]) == -FI_ENOENT,
+	check(fi_control(&fab.domain->fid, FI_CANCEL_WORK, &dw[4]) == 0,
+	      "deferred: FI_CANCEL_WORK");
+	check(fi_control(&fab.domain->fid, FI_CANCEL_WORK, &dw[4]) == -FI_ENOENT,
 	      "deferred: a second FI_CANCEL_WORK finds nothing");
-	ret = fi_control(&domain->fid, FI_QUEUE_WORK,
+	ret = fi_control(&fab.domain->fid, FI_QUEUE_WORK,
 			 dw_send(&dw[4], &op[4], t5, 1, done, 0x704, 0, &iov[4]));
-	ret = ret ? ret : fi_control(&domain->fid, FI_QUEUE_WORK,
+	ret = ret ? ret : fi_control(&fab.domain->fid, FI_QUEUE_WORK,
 				     dw_send(&dw[5], &op[5], t6, 2, done, 0x705, 0, &iov[5]));
 	check(!ret, "deferred: one queued on each of two counters");
 	memset(&bad, 0, sizeof(bad));
 	bad.triggering_cntr = t5;
-	check(fi_control(&domain->fid, FI_FLUSH_WORK, &bad) == 0,
+	check(fi_control(&fab.domain->fid, FI_FLUSH_WORK, &bad) == 0,
 	      "deferred: FI_FLUSH_WORK of one counter's work");
 	fi_cntr_add(trig, 200);
 	fi_cntr_add(t5, 5);
@@ -965,11 +935,12 @@ static void test_deferred(void)
 	fi_cntr_add(t6, 1);
 	tag = 0x705;
 	expect_recv("deferred: the other counter's work still fires", 1, &tag);
-	ret = fi_control(&domain->fid, FI_QUEUE_WORK,
+	ret = fi_control(&fab.domain->fid, FI_QUEUE_WORK,
 			 dw_send(&dw[4], &op[4], t5, 1000, done, 0x704, 0, &iov[4]));
 	check(!ret && fi_close(&t5->fid) == -FI_EBUSY,
 	      "deferred: a counter with queued work refuses to close");
-	check(fi_control(&domain->fid, FI_FLUSH_WORK, NULL) == 0, "deferred: FI_FLUSH_WORK");
+	check(fi_control(&fab.domain->fid, FI_FLUSH_WORK, NULL) == 0,
+	      "deferred: FI_FLUSH_WORK");
 	fi_cntr_add(t5, 1000);
 	expect_quiet("deferred: flushed work does not fire");
 	check(fi_cntr_read(done) == 4, "deferred: the completion counter counted 4 "
@@ -985,9 +956,9 @@ static void test_deferred(void)
 	fill(sbuf[1], MSG_LEN, 0x711);
 	iov[0] = (struct iovec) { .iov_base = sbuf[0], .iov_len = MSG_LEN };
 	iov[1] = (struct iovec) { .iov_base = sbuf[1], .iov_len = MSG_LEN };
-	ret = fi_control(&domain->fid, FI_QUEUE_WORK,
+	ret = fi_control(&fab.domain->fid, FI_QUEUE_WORK,
 			 dw_send(&dw[0], &op[0], t7, 2, done, 0x710, 0, &iov[0]));
-	ret = ret ? ret : fi_control(&domain->fid, FI_QUEUE_WORK,
+	ret = ret ? ret : fi_control(&fab.domain->fid, FI_QUEUE_WORK,
 				     dw_send(&dw[0], &op[0], t7, 3, done, 0x711, 0,
 					     &iov[1]));
 	check(!ret, "deferred reuse: one struct queued twice while pending (%d)", ret);
@@ -1003,20 +974,20 @@ static void test_deferred(void)
 	/* Completed: the same struct again, at a threshold already reached. */
 	fill(sbuf[2], MSG_LEN, 0x712);
 	iov[2] = (struct iovec) { .iov_base = sbuf[2], .iov_len = MSG_LEN };
-	ret = fi_control(&domain->fid, FI_QUEUE_WORK,
+	ret = fi_control(&fab.domain->fid, FI_QUEUE_WORK,
 			 dw_send(&dw[0], &op[0], t7, 3, done, 0x712, 0, &iov[2]));
 	check(!ret, "deferred reuse: queued again once completed (%d)", ret);
 	tag = 0x712;
 	expect_recv("deferred reuse: fired at once", 1, &tag);
 	check(!fi_cntr_wait(done, 7, WAIT_MS), "deferred reuse: counted 7");
 	/* FI_CANCEL_WORK cancels every waiting request made with the struct. */
-	ret = fi_control(&domain->fid, FI_QUEUE_WORK,
+	ret = fi_control(&fab.domain->fid, FI_QUEUE_WORK,
 			 dw_send(&dw[0], &op[0], t7, 50, done, 0x713, 0, &iov[0]));
-	ret = ret ? ret : fi_control(&domain->fid, FI_QUEUE_WORK,
+	ret = ret ? ret : fi_control(&fab.domain->fid, FI_QUEUE_WORK,
 				     dw_send(&dw[0], &op[0], t7, 60, done, 0x714, 0,
 					     &iov[1]));
-	check(!ret && fi_control(&domain->fid, FI_CANCEL_WORK, &dw[0]) == 0 &&
-	      fi_control(&domain->fid, FI_CANCEL_WORK, &dw[0]) == -FI_ENOENT,
+	check(!ret && fi_control(&fab.domain->fid, FI_CANCEL_WORK, &dw[0]) == 0 &&
+	      fi_control(&fab.domain->fid, FI_CANCEL_WORK, &dw[0]) == -FI_ENOENT,
 	      "deferred reuse: FI_CANCEL_WORK took both requests, then none");
 	fi_cntr_add(t7, 100);
 	expect_quiet("deferred reuse: the cancelled requests do not fire");
@@ -1026,20 +997,20 @@ static void test_deferred(void)
 	fi_close(&t7->fid);
 
 	/* Bad requests. */
-	check(fi_control(&domain->fid, FI_QUEUE_WORK, NULL) == -FI_EINVAL,
+	check(fi_control(&fab.domain->fid, FI_QUEUE_WORK, NULL) == -FI_EINVAL,
 	      "deferred: no request refused");
 	dw_send(&bad, &op[0], NULL, 1, NULL, 0x7ff, 0, &iov[0]);
-	check(fi_control(&domain->fid, FI_QUEUE_WORK, &bad) == -FI_EINVAL,
+	check(fi_control(&fab.domain->fid, FI_QUEUE_WORK, &bad) == -FI_EINVAL,
 	      "deferred: no triggering counter refused");
 	memset(&bad, 0, sizeof(bad));
 	bad.triggering_cntr = trig;
 	bad.completion_cntr = done;
 	bad.op_type = FI_OP_CNTR_SET;
 	bad.op.cntr = &add;
-	check(fi_control(&domain->fid, FI_QUEUE_WORK, &bad) == -FI_EINVAL,
+	check(fi_control(&fab.domain->fid, FI_QUEUE_WORK, &bad) == -FI_EINVAL,
 	      "deferred: a counter operation with a completion counter refused");
 	bad.op_type = (enum fi_op_type) 99;
-	check(fi_control(&domain->fid, FI_QUEUE_WORK, &bad) == -FI_ENOSYS,
+	check(fi_control(&fab.domain->fid, FI_QUEUE_WORK, &bad) == -FI_ENOSYS,
 	      "deferred: an unknown operation type refused with -FI_ENOSYS");
 	check(fi_cntr_read(send_cntr) == sends, "deferred: the endpoint's send counter "
 	      "never counted deferred work");
@@ -1086,23 +1057,13 @@ int main(int argc, char **argv)
 	}
 	open_objects(prov);
 	ctl_connect(optind < argc ? argv[optind] : NULL, port, &ctl_sock, 1);
-	peer = ctl_swap_names(ctl_sock, ep, av);
+	peer = ctl_swap_names(ctl_sock, fab.ep, fab.av);
 	if (optind < argc)
 		run_client();
 	else
 		serve();
 	close(ctl_sock);
-	fi_close(&ep->fid);
-	fi_close(&send_cntr->fid);
-	fi_close(&recv_cntr->fid);
-	fi_close(&write_cntr->fid);
-	fi_close(&read_cntr->fid);
-	fi_close(&tx_cq->fid);
-	fi_close(&rx_cq->fid);
-	fi_close(&av->fid);
-	fi_close(&domain->fid);
-	fi_close(&fabric->fid);
-	fi_freeinfo(info);
+	setup_close(&fab, NULL, 0);
 	printf("%s: %d of %d checks passed\n", PROG, check_count - check_failures,
 	       check_count);
 	return check_failures ? 1 : 0;

@@ -24,6 +24,7 @@
 #include <rdma/fi_tagged.h>
 
 #include "mrail_bench.h"
+#include "mrail_sock.h"
 
 /* Long enough for the slowest setup seen on a loaded machine (a provider's
  * fi_getinfo with many rails, a lazily connected rail), short enough that
@@ -169,6 +170,72 @@ int bench_parse_sizes(const char *spec, size_t *sizes, size_t *nsizes)
 	return ret;
 }
 
+size_t bench_iters(const struct bench_opts *o, size_t size, size_t auto_bytes,
+		   size_t min_iters, size_t max_iters)
+{
+	size_t iters;
+
+	if (o->iters)
+		return o->iters;
+	iters = size ? auto_bytes / size : max_iters;
+	if (iters < min_iters)
+		iters = min_iters;
+	if (iters > max_iters)
+		iters = max_iters;
+	return iters;
+}
+
+size_t bench_warmup(size_t iters, size_t divisor, size_t cap)
+{
+	size_t warmup = iters / divisor;
+
+	if (warmup > cap)
+		warmup = cap;
+	return warmup ? warmup : 1;
+}
+
+int bench_getopt(struct bench_opts *o, int argc, char **argv, const char *optstring)
+{
+	int opt, ret;
+
+	while ((opt = getopt(argc, argv, optstring)) != -1) {
+		ret = bench_parse_opt(o, opt, optarg);
+		if (ret > 0)
+			return opt;
+		if (ret)
+			return BENCH_OPT_BAD;
+	}
+	return -1;
+}
+
+int bench_parse_warmup(const char *arg, size_t *warmup, bool *given)
+{
+	if (bench_parse_size(arg, warmup)) {
+		fprintf(stderr, "-w %s: expected a count\n", arg);
+		return 2;
+	}
+	*given = true;
+	return 0;
+}
+
+int bench_bad_opt(int opt, void (*usage)(const char *), const char *argv0)
+{
+	usage(argv0);
+	return opt == 'h' ? 1 : 2;
+}
+
+int bench_parse_operands(struct bench_opts *o, int argc, char **argv,
+			 void (*usage)(const char *))
+{
+	if (optind < argc)
+		o->server = argv[optind++];
+	if (optind < argc) {
+		usage(argv[0]);
+		return 2;
+	}
+	return 0;
+}
+
 int bench_parse_opt(struct bench_opts *o, int opt, const char *arg)
 {
 	size_t value;
@@ -267,41 +334,6 @@ out:
 	return fd;
 }
 
-/* One connect attempt, bounded: a blocking connect to an address that
- * drops SYNs would wait for minutes. Returns the socket or -1 with errno. */
-static int bench_try_connect(const struct addrinfo *ai, int timeout_ms)
-{
-	struct pollfd pfd = { .events = POLLOUT };
-	socklen_t len = sizeof(int);
-	int fd, flags, err = 0;
-
-	fd = socket(ai->ai_family, ai->ai_socktype, ai->ai_protocol);
-	if (fd < 0)
-		return -1;
-	flags = fcntl(fd, F_GETFL);
-	fcntl(fd, F_SETFL, flags | O_NONBLOCK);
-	if (connect(fd, ai->ai_addr, ai->ai_addrlen)) {
-		if (errno != EINPROGRESS)
-			goto fail;
-		pfd.fd = fd;
-		if (poll(&pfd, 1, timeout_ms) != 1) {
-			errno = ETIMEDOUT;
-			goto fail;
-		}
-		if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) || err) {
-			errno = err ? err : errno;
-			goto fail;
-		}
-	}
-	fcntl(fd, F_SETFL, flags);
-	return fd;
-fail:
-	err = errno;
-	close(fd);
-	errno = err;
-	return -1;
-}
-
 /* The server may start after the client: refusals are retried until the
  * wait limit. */
 static int bench_connect(struct bench *b, const char *server, unsigned port)
@@ -319,7 +351,7 @@ static int bench_connect(struct bench *b, const char *server, unsigned port)
 			gai_strerror(ret));
 		return -1;
 	}
-	while ((fd = bench_try_connect(res, 1000)) < 0) {
+	while ((fd = sock_connect_within(res, 1000)) < 0) {
 		if (bench_now() > deadline) {
 			fprintf(stderr, "%s: cannot connect to %s port %u within %d s: %s\n",
 				b->prog, server, port, BENCH_WAIT_LIMIT_SEC,

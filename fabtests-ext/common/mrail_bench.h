@@ -129,6 +129,40 @@ void bench_opts_init(struct bench_opts *o, const char *default_sizes,
 int bench_parse_opt(struct bench_opts *o, int opt, const char *arg);
 
 /*
+ * getopt over optstring (BENCH_COMMON_OPTS and the program's own letters),
+ * taking the common options into o: the next option the program handles
+ * itself, -1 at the end, or BENCH_OPT_BAD (after saying why) when a common
+ * option's argument is wrong.
+ */
+#define BENCH_OPT_BAD	(-2)
+int bench_getopt(struct bench_opts *o, int argc, char **argv, const char *optstring);
+
+/*
+ * Round counts for a size: bench_iters, o->iters when -n gave it, else
+ * auto_bytes' worth of messages (max_iters of empty ones), within
+ * [min_iters, max_iters]; bench_warmup, iters / divisor but at most cap and
+ * at least 1.
+ */
+size_t bench_iters(const struct bench_opts *o, size_t size, size_t auto_bytes,
+		   size_t min_iters, size_t max_iters);
+size_t bench_warmup(size_t iters, size_t divisor, size_t cap);
+
+/* -w COUNT, the warm-up rounds: 0, or 2 (after saying why) if COUNT is
+ * not a count. */
+int bench_parse_warmup(const char *arg, size_t *warmup, bool *given);
+
+/*
+ * The end of a benchmark's option parsing. bench_bad_opt: for an option
+ * the program does not know, or -h: prints usage and returns main's exit
+ * status plus one (1 for -h, 2 otherwise), as the parsers return.
+ * bench_parse_operands: the one operand, the server's address, into
+ * o->server; 2 after usage if there are more.
+ */
+int bench_bad_opt(int opt, void (*usage)(const char *), const char *argv0);
+int bench_parse_operands(struct bench_opts *o, int argc, char **argv,
+			 void (*usage)(const char *));
+
+/*
  * A byte count: decimal, with an optional binary suffix k, m or g
  * (64k = 65536).
  */

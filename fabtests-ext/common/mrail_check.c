@@ -4,8 +4,12 @@
  */
 #include "mrail_check.h"
 
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
+
+#include <rdma/fi_eq.h>
+#include <rdma/fi_errno.h>
 
 int check_count;
 int check_failures;
@@ -82,4 +86,41 @@ int check_summary(const char *prog)
 	}
 	printf("%s: %d of %d checks passed\n", prog, check_count, check_count);
 	return 0;
+}
+
+void check_counter(const char *what, const char *name, struct fid_cntr *cntr,
+		   uint64_t want, uint64_t want_err)
+{
+	uint64_t got = fi_cntr_read(cntr), got_err = fi_cntr_readerr(cntr);
+
+	check(got == want && got_err == want_err,
+	      "%s: %s counter %" PRIu64 " (errors %" PRIu64 "), expected %"
+	      PRIu64 " (%" PRIu64 ")", what, name, got, got_err, want, want_err);
+}
+
+void check_no_completion(const char *what, struct fid_cq *cq)
+{
+	/* The largest entry a CQ format asks for. */
+	struct fi_cq_tagged_entry entry;
+
+	check(fi_cq_read(cq, &entry, 1) == -FI_EAGAIN,
+	      "%s: a completion more than operations", what);
+}
+
+fi_addr_t check_alias(struct fid_av *av, fi_addr_t peer)
+{
+	uint8_t name[256];
+	size_t len = sizeof(name);
+	fi_addr_t alias = FI_ADDR_NOTAVAIL;
+	int ret;
+
+	ret = fi_av_lookup(av, peer, name, &len);
+	check(!ret && len <= sizeof(name), "fi_av_lookup of the target: %s",
+	      fi_strerror(-ret));
+	if (ret || len > sizeof(name))
+		return FI_ADDR_NOTAVAIL;
+	ret = fi_av_insert(av, name, 1, &alias, 0, NULL);
+	check(ret == 1 && alias != FI_ADDR_NOTAVAIL, "inserting the target a "
+	      "second time: %d", ret);
+	return ret == 1 ? alias : FI_ADDR_NOTAVAIL;
 }

@@ -13,6 +13,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <rdma/fabric.h>
+#include <rdma/fi_domain.h>
+
 extern int check_count;
 extern int check_failures;
 extern bool check_verbose;
@@ -37,5 +40,19 @@ int check_summary(const char *prog);
 uint8_t check_pattern_byte(uint64_t seed, size_t i);
 void check_pattern_fill(uint8_t *p, size_t len, uint64_t seed);
 size_t check_pattern_mismatch(const uint8_t *p, size_t len, uint64_t seed);
+
+/*
+ * Checks of libfabric objects more than one program makes. check_counter:
+ * cntr (the name counter, "FI_WRITE") counted want completions and
+ * want_err errors. check_no_completion: cq holds no completion beyond the
+ * operations the program counted.
+ */
+void check_counter(const char *what, const char *name, struct fid_cntr *cntr,
+		   uint64_t want, uint64_t want_err);
+void check_no_completion(const char *what, struct fid_cq *cq);
+
+/* peer inserted into av a second time, by the name fi_av_lookup gives:
+ * the second fi_addr, or FI_ADDR_NOTAVAIL after a failed check. */
+fi_addr_t check_alias(struct fid_av *av, fi_addr_t peer);
 
 #endif /* MRAIL_CHECK_H */

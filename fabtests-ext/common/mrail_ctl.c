@@ -195,12 +195,28 @@ struct fi_info *ctl_getinfo(const char *prov, uint64_t caps, uint64_t mr_mode,
 struct fi_info *ctl_getinfo_thread(const char *prov, uint64_t caps, uint64_t mr_mode,
 				   bool auto_progress, enum fi_threading threading)
 {
-	struct fi_info *hints = fi_allocinfo(), *info;
+	struct fi_info *info;
 	char what[256];
 	int ret;
 
+	ret = ctl_try_getinfo(prov, caps, mr_mode, auto_progress, threading, &info);
+	if (ret) {
+		snprintf(what, sizeof(what), "fi_getinfo of %s for %s", prov,
+			 fi_tostr(&caps, FI_TYPE_CAPS));
+		ctl_die(what, ret);
+	}
+	return info;
+}
+
+int ctl_try_getinfo(const char *prov, uint64_t caps, uint64_t mr_mode,
+		    bool auto_progress, enum fi_threading threading,
+		    struct fi_info **info)
+{
+	struct fi_info *hints = fi_allocinfo();
+	int ret;
+
 	if (!hints)
-		ctl_die("fi_allocinfo", ENOMEM);
+		return -FI_ENOMEM;
 	hints->caps = caps;
 	hints->mode = FI_CONTEXT;
 	hints->ep_attr->type = FI_EP_RDM;
@@ -211,14 +227,9 @@ struct fi_info *ctl_getinfo_thread(const char *prov, uint64_t caps, uint64_t mr_
 		hints->domain_attr->control_progress = FI_PROGRESS_AUTO;
 	}
 	hints->fabric_attr->prov_name = strdup(prov);
-	ret = fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, &info);
+	ret = fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, info);
 	fi_freeinfo(hints);
-	if (ret) {
-		snprintf(what, sizeof(what), "fi_getinfo of %s for %s", prov,
-			 fi_tostr(&caps, FI_TYPE_CAPS));
-		ctl_die(what, ret);
-	}
-	return info;
+	return ret;
 }
 
 fi_addr_t ctl_join_all(struct fid_ep *ep, struct fid_av *av, struct fid_eq *eq,
@@ -255,4 +266,24 @@ fi_addr_t ctl_join_all(struct fid_ep *ep, struct fid_av *av, struct fid_eq *eq,
 	if (got < 0 || event != FI_JOIN_COMPLETE)
 		ctl_die("waiting for FI_JOIN_COMPLETE", got < 0 ? (int) got : EIO);
 	return fi_mc_addr(*mc);
+}
+
+bool ctl_opt(struct ctl_opts *o, int opt, const char *arg)
+{
+	switch (opt) {
+	case 'u':
+		o->target_inserts = false;
+		return true;
+	case 'a':
+		o->auto_progress = true;
+		return true;
+	case 'p':
+		o->prov = arg;
+		return true;
+	case 'E':
+		o->port = (unsigned) atoi(arg);
+		return true;
+	default:
+		return false;
+	}
 }

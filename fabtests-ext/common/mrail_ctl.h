@@ -42,6 +42,18 @@ fi_addr_t ctl_swap_names(int sock, struct fid_ep *ep, struct fid_av *av);
  * never names its initiators, as SHMEM runtimes' targets do). */
 void ctl_give_name(int sock, struct fid_ep *ep);
 
+/* The options the programs on a control connection share. */
+struct ctl_opts {
+	const char *prov;	/* -p PROV */
+	unsigned port;		/* -E PORT */
+	bool auto_progress;	/* -a: FI_PROGRESS_AUTO */
+	bool target_inserts;	/* cleared by -u: the target inserts no initiator */
+};
+
+/* Takes opt (getopt's answer, arg its argument) into o when it is one of
+ * -a, -p, -E and -u: true; false for any other option. */
+bool ctl_opt(struct ctl_opts *o, int opt, const char *arg);
+
 /*
  * fi_getinfo for an FI_EP_RDM endpoint of provider prov with caps, mode
  * FI_CONTEXT allowed, memory registration mode bits mr_mode, and with
@@ -54,6 +66,11 @@ struct fi_info *ctl_getinfo(const char *prov, uint64_t caps, uint64_t mr_mode,
  * none, as ctl_getinfo does). */
 struct fi_info *ctl_getinfo_thread(const char *prov, uint64_t caps, uint64_t mr_mode,
 				   bool auto_progress, enum fi_threading threading);
+/* The same hints, for a program that reports failures its own way: 0 with
+ * *info set, or fi_getinfo's negative fi_errno. */
+int ctl_try_getinfo(const char *prov, uint64_t caps, uint64_t mr_mode,
+		    bool auto_progress, enum fi_threading threading,
+		    struct fi_info **info);
 
 /*
  * Processes of one machine meet through a directory they all see: rank
