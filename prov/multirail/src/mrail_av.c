@@ -1002,6 +1002,8 @@ int mrail_av_open(struct fid_domain *domain_fid, struct fi_av_attr *attr,
 	struct mrail_domain *domain =
 		container_of(domain_fid, struct mrail_domain, domain_fid);
 	struct fi_av_attr rail_attr = { .type = FI_AV_TABLE };
+	const struct mrail_railset *rails = &domain->fabric->rails;
+	void *app_map_addr = attr->map_addr;
 	struct mrail_av *av;
 	size_t i;
 	int ret;
@@ -1044,12 +1046,15 @@ int mrail_av_open(struct fid_domain *domain_fid, struct fi_av_attr *attr,
 				goto err_shared;
 		}
 	}
-	for (i = 0; i < domain->fabric->rails.count; i++) {
+	for (i = 0; i < rails->count; i++) {
 		ret = fi_av_open(domain->rail_domains[i], &rail_attr,
 				 &av->rail_avs[i], NULL);
 		if (ret) {
-			MRAIL_WARN(FI_LOG_AV, "rail %zu: cannot open its AV: %s\n",
-				   i + 1, fi_strerror(-ret));
+			MRAIL_WARN(FI_LOG_AV, "rail %zu (%s@%s): cannot open its AV: "
+				   "%s; no AV was opened (the rails before it "
+				   "closed theirs again), and fi_av_open may be "
+				   "called again\n", i + 1, rails->rails[i].spec.stack,
+				   rails->rails[i].port, fi_strerror(-ret));
 			goto err_rails;
 		}
 	}
@@ -1068,6 +1073,9 @@ err_rails:
 	av_close_rails(av);
 err_shared:
 	mrail_av_shared_close(av->shared);
+	/* The region map_addr pointed into is unmapped: a retry with the
+	 * same attributes must not take it for the application's. */
+	attr->map_addr = app_map_addr;
 err_free:
 	free(av->app_slots);
 	free(av->peers);

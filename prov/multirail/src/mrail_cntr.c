@@ -434,7 +434,8 @@ int mrail_cntr_open(struct fid_domain *domain_fid, struct fi_cntr_attr *attr,
 	ret = mrail_wait_init(&cntr->wait, attr->wait_obj);
 	if (ret) {
 		MRAIL_WARN(FI_LOG_CNTR, "cannot create the counter's wait object: "
-			   "%s\n", fi_strerror(-ret));
+			   "%s; raise the limit of open files (ulimit -n) or use "
+			   "FI_WAIT_NONE\n", fi_strerror(-ret));
 		goto err;
 	}
 	cntr->domain = domain;

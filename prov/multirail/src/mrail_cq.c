@@ -487,8 +487,9 @@ int mrail_cq_open(struct fid_domain *domain_fid, struct fi_cq_attr *attr,
 	}
 	ret = mrail_wait_init(&obj->wait, attr->wait_obj);
 	if (ret) {
-		MRAIL_WARN(FI_LOG_CQ, "cannot create the CQ's wait object: %s\n",
-			   fi_strerror(-ret));
+		MRAIL_WARN(FI_LOG_CQ, "cannot create the CQ's wait object: %s; "
+			   "raise the limit of open files (ulimit -n) or use "
+			   "FI_WAIT_NONE\n", fi_strerror(-ret));
 		goto err;
 	}
 	mrail_domain_lock(domain);

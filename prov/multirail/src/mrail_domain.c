@@ -152,7 +152,10 @@ int mrail_domain_open(struct fid_fabric *fabric_fid, struct fi_info *info,
 				&domain->rail_domains[i], NULL);
 		if (ret) {
 			MRAIL_WARN(FI_LOG_DOMAIN, "rail %zu (%s@%s): cannot open its "
-				   "domain: %s\n", i + 1,
+				   "domain: %s; no domain was opened (the rails "
+				   "before it closed theirs again): check this "
+				   "rail's entry in FI_MRAIL_RAILS with fi_info -p "
+				   "and the port, or leave the rail out\n", i + 1,
 				   fabric->rails.rails[i].spec.stack,
 				   fabric->rails.rails[i].port, fi_strerror(-ret));
 			goto err;

@@ -73,14 +73,17 @@ static int rail_enable(struct mrail_ep *ep, size_t rail)
 	 * which sleeps on it, asks for one. */
 	if (ep->domain->progress_auto)
 		cq_attr.wait_obj = FI_WAIT_FD;
+	/* The CQ before the endpoint: ofi_rxm (1.17) crashes closing an
+	 * endpoint that never had its AV and CQ, which rail_disable would do
+	 * if the CQ could not open after it. */
+	ret = fi_cq_open(domain, &cq_attr, &ep->rail_cqs[rail], NULL);
+	if (ret)
+		return ret;
 	bound = rail_info_dup(ep, rail);
 	if (!bound)
 		return -FI_ENOMEM;
 	ret = fi_endpoint(domain, bound, &ep->rail_eps[rail], NULL);
 	fabric->rails.lib->freeinfo(bound);
-	if (ret)
-		return ret;
-	ret = fi_cq_open(domain, &cq_attr, &ep->rail_cqs[rail], NULL);
 	if (ret)
 		return ret;
 	ret = fi_ep_bind(ep->rail_eps[rail], &ep->rail_cqs[rail]->fid,

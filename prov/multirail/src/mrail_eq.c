@@ -415,8 +415,9 @@ int mrail_eq_open(struct fid_fabric *fabric_fid, struct fi_eq_attr *attr,
 		return -FI_ENOMEM;
 	ret = mrail_wait_init(&eq->wait, attr->wait_obj);
 	if (ret) {
-		MRAIL_WARN(FI_LOG_EQ, "cannot create the EQ's wait object: %s\n",
-			   fi_strerror(-ret));
+		MRAIL_WARN(FI_LOG_EQ, "cannot create the EQ's wait object: %s; "
+			   "raise the limit of open files (ulimit -n) or use "
+			   "FI_WAIT_NONE\n", fi_strerror(-ret));
 		free(eq);
 		return ret;
 	}

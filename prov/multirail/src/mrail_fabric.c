@@ -72,7 +72,10 @@ int mrail_fabric_open(struct fi_fabric_attr *attr, struct fid_fabric **fabric_fi
 						&fabric->rail_fabrics[i], NULL);
 		if (ret) {
 			MRAIL_WARN(FI_LOG_FABRIC, "rail %zu (%s@%s): cannot open its "
-				   "fabric: %s\n", i + 1,
+				   "fabric: %s; no fabric was opened (the rails "
+				   "before it closed theirs again): check this "
+				   "rail's entry in FI_MRAIL_RAILS with fi_info -p "
+				   "and the port, or leave the rail out\n", i + 1,
 				   fabric->rails.rails[i].spec.stack,
 				   fabric->rails.rails[i].port, fi_strerror(-ret));
 			goto err;

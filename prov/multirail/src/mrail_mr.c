@@ -67,7 +67,10 @@ static int mr_reg_rail(struct mrail_mr *mr, size_t rail)
 			0, mr->key, 0, &mr->rail_mrs[rail], NULL);
 	if (ret) {
 		MRAIL_WARN(FI_LOG_MR, "rail %zu (%s@%s): cannot register %zu bytes "
-			   "at %p with key %#llx: %s\n", rail + 1, spec->spec.stack,
+			   "at %p with key %#llx: %s; the region is not registered "
+			   "(the rails before it deregistered it again): for a "
+			   "rail that pins memory raise RLIMIT_MEMLOCK (ulimit -l) "
+			   "or register less\n", rail + 1, spec->spec.stack,
 			   spec->port, mr->len, mr->base,
 			   (unsigned long long) mr->key, fi_strerror(-ret));
 		return ret;

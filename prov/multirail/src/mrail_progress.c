@@ -407,7 +407,9 @@ int mrail_progress_start(struct mrail_domain *domain)
 	return 0;
 err:
 	MRAIL_WARN(FI_LOG_DOMAIN, "cannot start the progress thread of "
-		   "FI_PROGRESS_AUTO: %s\n", fi_strerror(-ret));
+		   "FI_PROGRESS_AUTO: %s; the domain is not opened: raise the "
+		   "limit of open files (ulimit -n) or threads, or ask for "
+		   "FI_PROGRESS_MANUAL\n", fi_strerror(-ret));
 	if (pg->wake_fd >= 0)
 		close(pg->wake_fd);
 	if (pg->epfd >= 0)
