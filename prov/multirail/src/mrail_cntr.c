@@ -187,31 +187,33 @@ void mrail_cntr_detach_ep(struct mrail_cntr *cntr, struct mrail_ep *ep)
 	}
 }
 
-/* Reading shows the application every change so far: the fd drains. */
-static uint64_t mrail_cntr_read(struct fid_cntr *cntr_fid)
+/* Reading (the count or the errors) shows the application every change
+ * so far: the fd drains. field points into cntr, read under the lock. */
+static uint64_t cntr_progress_and_read(struct mrail_cntr *cntr,
+				       const uint64_t *field)
 {
-	struct mrail_cntr *cntr = container_of(cntr_fid, struct mrail_cntr, cntr_fid);
-	uint64_t value;
+	uint64_t v;
 
 	mrail_domain_lock(cntr->domain);
 	cntr_progress(cntr);
-	value = cntr->value;
+	v = *field;
 	mrail_wait_drain(&cntr->wait);
 	pthread_mutex_unlock(&cntr->domain->lock);
-	return value;
+	return v;
+}
+
+static uint64_t mrail_cntr_read(struct fid_cntr *cntr_fid)
+{
+	struct mrail_cntr *cntr = container_of(cntr_fid, struct mrail_cntr, cntr_fid);
+
+	return cntr_progress_and_read(cntr, &cntr->value);
 }
 
 static uint64_t mrail_cntr_readerr(struct fid_cntr *cntr_fid)
 {
 	struct mrail_cntr *cntr = container_of(cntr_fid, struct mrail_cntr, cntr_fid);
-	uint64_t err;
 
-	mrail_domain_lock(cntr->domain);
-	cntr_progress(cntr);
-	err = cntr->err;
-	mrail_wait_drain(&cntr->wait);
-	pthread_mutex_unlock(&cntr->domain->lock);
-	return err;
+	return cntr_progress_and_read(cntr, &cntr->err);
 }
 
 void mrail_cntr_poll_values(struct mrail_cntr *cntr, uint64_t *value, uint64_t *err)
@@ -399,17 +401,7 @@ static int cntr_check_attr(const struct fi_cntr_attr *attr)
 			   "not %#llx\n", (unsigned long long) attr->flags);
 		return -FI_EINVAL;
 	}
-	switch (attr->wait_obj) {
-	case FI_WAIT_NONE:
-	case FI_WAIT_UNSPEC:
-	case FI_WAIT_FD:
-		return 0;
-	default:
-		MRAIL_WARN(FI_LOG_CNTR, "counter wait object %d is not supported; "
-			   "use FI_WAIT_NONE, FI_WAIT_UNSPEC or FI_WAIT_FD\n",
-			   attr->wait_obj);
-		return -FI_ENOSYS;
-	}
+	return mrail_wait_obj_check(FI_LOG_CNTR, "counter", attr->wait_obj);
 }
 
 int mrail_cntr_open(struct fid_domain *domain_fid, struct fi_cntr_attr *attr,

@@ -435,21 +435,28 @@ static int mrail_cq_close(struct fid *fid)
 	return 0;
 }
 
+int mrail_wait_obj_check(enum fi_log_subsys subsys, const char *what,
+			 enum fi_wait_obj wait_obj)
+{
+	switch (wait_obj) {
+	case FI_WAIT_NONE:
+	case FI_WAIT_UNSPEC:
+	case FI_WAIT_FD:
+		return 0;
+	default:
+		MRAIL_WARN(subsys, "%s wait object %d is not supported; use "
+			   "FI_WAIT_NONE, FI_WAIT_UNSPEC or FI_WAIT_FD\n",
+			   what, wait_obj);
+		return -FI_ENOSYS;
+	}
+}
+
 static int cq_check_attr(const struct fi_cq_attr *attr)
 {
 	if (attr->format > FI_CQ_FORMAT_TAGGED)
 		return -FI_ENOSYS;
-	switch (attr->wait_obj) {
-	case FI_WAIT_NONE:
-	case FI_WAIT_UNSPEC:
-	case FI_WAIT_FD:
-		break;
-	default:
-		MRAIL_WARN(FI_LOG_CQ, "CQ wait object %d is not supported; use "
-			   "FI_WAIT_NONE, FI_WAIT_UNSPEC or FI_WAIT_FD\n",
-			   attr->wait_obj);
+	if (mrail_wait_obj_check(FI_LOG_CQ, "CQ", attr->wait_obj))
 		return -FI_ENOSYS;
-	}
 	if (attr->wait_cond != FI_CQ_COND_NONE &&
 	    attr->wait_cond != FI_CQ_COND_THRESHOLD) {
 		MRAIL_WARN(FI_LOG_CQ, "CQ wait condition %d is not one of "

@@ -61,6 +61,11 @@ struct mrail_cq {
 /* FI_MRAIL_SPIN_US (core/idle.h) in ns, or its default; -FI_ENODATA with a
  * warning naming the variable when it is malformed. */
 int mrail_idle_env(uint64_t *spin_ns);
+/* The wait objects CQs, counters and EQs support (none, unspec, an fd):
+ * 0, or -FI_ENOSYS with a warning in subsys naming what ("CQ", "EQ",
+ * "counter"), so all three refuse the others alike. */
+int mrail_wait_obj_check(enum fi_log_subsys subsys, const char *what,
+			 enum fi_wait_obj wait_obj);
 int mrail_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
 		  struct fid_cq **cq, void *context);
 /* Malformed or unexpected input from a peer (mrail_cq.c): an error entry

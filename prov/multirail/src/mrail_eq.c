@@ -382,17 +382,7 @@ static int eq_check_attr(const struct fi_eq_attr *attr)
 			   (attr->flags & ~(FI_WRITE | FI_AFFINITY)));
 		return -FI_EINVAL;
 	}
-	switch (attr->wait_obj) {
-	case FI_WAIT_NONE:
-	case FI_WAIT_UNSPEC:
-	case FI_WAIT_FD:
-		return 0;
-	default:
-		MRAIL_WARN(FI_LOG_EQ, "EQ wait object %d is not supported; use "
-			   "FI_WAIT_NONE, FI_WAIT_UNSPEC or FI_WAIT_FD\n",
-			   attr->wait_obj);
-		return -FI_ENOSYS;
-	}
+	return mrail_wait_obj_check(FI_LOG_EQ, "EQ", attr->wait_obj);
 }
 
 int mrail_eq_open(struct fid_fabric *fabric_fid, struct fi_eq_attr *attr,

@@ -414,23 +414,31 @@ static uint64_t msg_user_bytes(const void *msg, size_t len)
 	return 0;
 }
 
+/*
+ * Counts one post on a rail: an error, or an operation; true when it went
+ * out. A rail that pushes back (-FI_EAGAIN) counts neither and keeps the
+ * pick it was given: the retry goes to the policy's next rail, so a rail
+ * that is full or still connecting does not hold the message back.
+ */
+static bool count_rail_post(struct mrail_rail_counts *c, ssize_t ret)
+{
+	if (ret == -FI_EAGAIN)
+		return false;
+	if (ret) {
+		c->errors++;
+		return false;
+	}
+	c->tx_ops++;
+	return true;
+}
+
 void mrail_policy_tx_posted(struct mrail_ep *ep, size_t rail, const void *msg,
 			    size_t len, ssize_t ret)
 {
 	struct mrail_rail_counts *c = &ep->policy.rails[rail];
 
-	/*
-	 * A rail that pushes back (-FI_EAGAIN) keeps the pick it was given:
-	 * the retry goes to the policy's next rail, so a rail that is full
-	 * or still connecting does not hold the message back.
-	 */
-	if (ret == -FI_EAGAIN)
+	if (!count_rail_post(c, ret))
 		return;
-	if (ret) {
-		c->errors++;
-		return;
-	}
-	c->tx_ops++;
 	c->tx_bytes += msg_user_bytes(msg, len);
 }
 
@@ -668,13 +676,8 @@ void mrail_policy_read_posted(struct mrail_ep *ep, size_t rail, ssize_t ret)
 {
 	struct mrail_rail_counts *c = &ep->policy.rails[rail];
 
-	if (ret == -FI_EAGAIN)
+	if (!count_rail_post(c, ret))
 		return;
-	if (ret) {
-		c->errors++;
-		return;
-	}
-	c->tx_ops++;
 	c->reads_in_flight++;
 	mrail_meter_start(&ep->policy.meter, rail, mrail_now_ns());
 }
