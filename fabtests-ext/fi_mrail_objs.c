@@ -222,10 +222,8 @@ int main(int argc, char **argv)
 	}
 	step = "close";
 out:
-	if (domain)
-		check_what(fi_close(&domain->fid) == 0, "close the domain", NULL);
-	if (fabric)
-		check_what(fi_close(&fabric->fid) == 0, "close the fabric", NULL);
+	check_close(domain ? &domain->fid : NULL, "close the domain");
+	check_close(fabric ? &fabric->fid : NULL, "close the fabric");
 	fi_freeinfo(info);
 	printf("fi_mrail_objs: %d of %d checks passed\n", check_count - check_failures, check_count);
 	return check_failures ? 1 : 0;

@@ -439,10 +439,8 @@ int main(int argc, char **argv)
 		fail_then_retry(which, cases[i].open, want,
 				cases[i].open == open_av ? use_av : NULL);
 out:
-	if (domain)
-		check_what(fi_close(&domain->fid) == 0, "close the domain", NULL);
-	if (fabric)
-		check_what(fi_close(&fabric->fid) == 0, "close the fabric", NULL);
+	check_close(domain ? &domain->fid : NULL, "close the domain");
+	check_close(fabric ? &fabric->fid : NULL, "close the fabric");
 	fi_freeinfo(info);
 	return check_summary("fi_mrail_unwind");
 }

@@ -78,6 +78,12 @@ size_t check_pattern_mismatch(const uint8_t *p, size_t len, uint64_t seed)
 	return len;
 }
 
+void check_close(struct fid *fid, const char *what)
+{
+	if (fid)
+		check_what(fi_close(fid) == 0, what, NULL);
+}
+
 int check_summary(const char *prog)
 {
 	if (check_failures) {

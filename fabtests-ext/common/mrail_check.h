@@ -27,6 +27,9 @@ void check(bool ok, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
  * as "what: detail". */
 void check_what(bool ok, const char *what, const char *fmt, ...);
 
+/* Closes fid as a check named what; nothing when fid is NULL. */
+void check_close(struct fid *fid, const char *what);
+
 /* Prints "PROG: N of M checks passed" (or "failed") and returns the exit
  * status of main: 0 when no check failed, else 1. */
 int check_summary(const char *prog);

@@ -38,9 +38,9 @@ struct mrail_rail_ctx {
 struct mrail_cntr;
 struct mrail_rdv_send;
 struct mrail_rdv_recv;
-struct mrail_deferred;
+struct mrail_deferred_item;
 
-/* The lanes of the deferred-work queue (mrail_deferred.c), drained in this
+/* The lanes of the deferred-work queue (mrail_tx.c), drained in this
  * order: collective signals first, so a barrier's next step never waits
  * behind bulk traffic's answers. */
 enum mrail_lane {
@@ -184,8 +184,8 @@ struct mrail_ep {
 	 * (mrail_policy_plan_now): they are split in list order. */
 	size_t rdv_unplanned;
 	/* mrail's own messages waiting for a transmit buffer, per lane
-	 * (mrail_deferred.c). */
-	struct mrail_deferred *deferred[MRAIL_LANES];
+	 * (mrail_tx.c, in the order core/deferred.h keeps). */
+	struct mrail_deferred_item *deferred[MRAIL_LANES];
 	size_t next_stripe_rail;
 	/* fi_ep_bind of counters: each counts completed user operations of
 	 * its kind. The remote ones wait for an RMA target path. */

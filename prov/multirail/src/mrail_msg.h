@@ -11,6 +11,7 @@
 #include "mrail.h"
 #include "mrail_cq.h"
 #include "mrail_ep.h"
+#include "deferred.h"
 
 #include <sys/uio.h>
 
@@ -185,12 +186,12 @@ bool mrail_liveness_unreachable(const struct mrail_ep *ep, fi_addr_t dest);
 void mrail_liveness_progress(struct mrail_ep *ep);
 
 /*
- * The deferred-work queue (mrail_deferred.c): mrail's own messages to peers,
+ * The deferred-work queue (mrail_tx.c): mrail's own messages to peers,
  * sent at once when a transmit buffer is free and nothing waits before them
  * in their lane, else queued and sent by the progress engine in order.
  */
 /* "Whichever rail the multiplexing policy picks", where a rail is asked. */
-#define MRAIL_ANY_RAIL SIZE_MAX
+#define MRAIL_ANY_RAIL MRAIL_DEFERRED_ANY_RAIL
 /* A free transmit buffer of that rail, or NULL. */
 struct mrail_rail_buf *mrail_tx_buf_on_rail(struct mrail_ep *ep, size_t rail);
 /* Sends a control message of at most one rail buffer now, on rail or

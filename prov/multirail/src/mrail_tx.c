@@ -12,9 +12,9 @@
  * at the start of every round (mrail_deferred_progress), before it issues
  * new reads. Two lanes: collective signals go in the urgent lane, drained
  * first, so a barrier's next step never waits behind bulk traffic's ACKs.
- * Within a lane order is kept per rail: a message bound to a rail
- * (reservations, HELLOs) waits only for that rail's earlier ones, a message
- * any rail may carry waits for every earlier one of its kind.
+ * Within a lane order is kept per rail (core/deferred.c): a message bound
+ * to a rail (reservations, HELLOs) waits only for that rail's earlier ones,
+ * a message any rail may carry waits for every earlier one of its kind.
  *
  * Caller holds the domain lock throughout.
  */
@@ -36,9 +36,8 @@
  * cannot go. A HELLO is made so: it carries our name.
  */
 struct mrail_deferred {
-	struct mrail_deferred *next;
+	struct mrail_deferred_item item;	/* list links, and the rail */
 	fi_addr_t peer;
-	size_t rail;		/* MRAIL_ANY_RAIL: the multiplexing policy picks */
 	mrail_deferred_send_fn send;
 	mrail_deferred_failed_fn failed;
 	uint32_t arg;
@@ -47,7 +46,6 @@ struct mrail_deferred {
 };
 
 /* ---- transmit buffers ---- */
-
 
 struct mrail_rail_buf *mrail_tx_buf_on_rail(struct mrail_ep *ep, size_t rail)
 {
@@ -194,7 +192,7 @@ static int deferred_send(struct mrail_ep *ep, const struct mrail_deferred *d)
 {
 	if (d->send)
 		return d->send(ep, d->peer, d->arg);
-	return mrail_ctrl_send_now(ep, d->peer, d->rail, d->msg, d->len);
+	return mrail_ctrl_send_now(ep, d->peer, d->item.rail, d->msg, d->len);
 }
 
 static void deferred_failed(struct mrail_ep *ep, const struct mrail_deferred *d,
@@ -206,37 +204,25 @@ static void deferred_failed(struct mrail_ep *ep, const struct mrail_deferred *d,
 	}
 	MRAIL_WARN(FI_LOG_EP_DATA, "cannot send a control message to peer %"
 		   PRIu64 "%s: %s\n", (uint64_t) d->peer,
-		   d->rail == MRAIL_ANY_RAIL ? "" : " on its rail",
+		   d->item.rail == MRAIL_ANY_RAIL ? "" : " on its rail",
 		   fi_strerror(-err));
 }
 
-/* Which earlier messages one waits for: those of its rail, or all those
- * any rail may carry. */
-static uint32_t deferred_order_bit(const struct mrail_deferred *d)
+static struct mrail_deferred *deferred_of(struct mrail_deferred_item *item)
 {
-	return d->rail == MRAIL_ANY_RAIL ? 1u << MRAIL_MAX_RAILS : 1u << d->rail;
+	return container_of(item, struct mrail_deferred, item);
 }
 
-static void lane_drain(struct mrail_ep *ep, struct mrail_deferred **lane)
+static int drain_try(struct mrail_deferred_item *item, void *ep)
 {
-	struct mrail_deferred *d, *tmp;
-	uint32_t blocked = 0, bit;
-	int ret;
+	return deferred_send(ep, deferred_of(item));
+}
 
-	LL_FOREACH_SAFE(*lane, d, tmp) {
-		bit = deferred_order_bit(d);
-		if (blocked & bit)
-			continue;
-		ret = deferred_send(ep, d);
-		if (ret == -FI_EAGAIN) {
-			blocked |= bit;
-			continue;
-		}
-		if (ret)
-			deferred_failed(ep, d, ret);
-		LL_DELETE(*lane, d);
-		free(d);
-	}
+static void drain_done(struct mrail_deferred_item *item, int ret, void *ep)
+{
+	if (ret)
+		deferred_failed(ep, deferred_of(item), ret);
+	free(deferred_of(item));
 }
 
 void mrail_deferred_progress(struct mrail_ep *ep)
@@ -246,7 +232,7 @@ void mrail_deferred_progress(struct mrail_ep *ep)
 	mrail_assert_locked(ep->domain);
 
 	for (lane = 0; lane < MRAIL_LANES; lane++)
-		lane_drain(ep, &ep->deferred[lane]);
+		mrail_deferred_drain(&ep->deferred[lane], drain_try, drain_done, ep);
 }
 
 /* Sends d now unless earlier messages of its lane wait, else queues it.
@@ -262,7 +248,7 @@ static int deferred_post(struct mrail_ep *ep, enum mrail_lane lane,
 	if (ret == -FI_EAGAIN) {
 		MRAIL_DBG(FI_LOG_EP_DATA, "a message to peer %" PRIu64 " waits "
 			  "for a transmit buffer\n", (uint64_t) d->peer);
-		LL_APPEND(ep->deferred[lane], d);
+		LL_APPEND(ep->deferred[lane], &d->item);
 		return 0;
 	}
 	free(d);
@@ -281,7 +267,9 @@ int mrail_ctrl_post(struct mrail_ep *ep, enum mrail_lane lane, fi_addr_t dest,
 	d = malloc(sizeof(*d) + len);
 	if (!d)
 		return -FI_ENOMEM;
-	*d = (struct mrail_deferred) { .peer = dest, .rail = rail, .len = len };
+	*d = (struct mrail_deferred) {
+		.item.rail = rail, .peer = dest, .len = len,
+	};
 	memcpy(d->msg, msg, len);
 	return deferred_post(ep, lane, d);
 }
@@ -302,13 +290,15 @@ void mrail_deferred_call(struct mrail_ep *ep, enum mrail_lane lane,
 			 fi_addr_t dest, size_t rail, mrail_deferred_send_fn send,
 			 mrail_deferred_failed_fn failed, uint32_t arg)
 {
+	struct mrail_deferred_item *item;
 	struct mrail_deferred *d;
 	int ret;
 
 	mrail_assert_locked(ep->domain);
 
 	/* The same message twice would say nothing more. */
-	LL_FOREACH(ep->deferred[lane], d) {
+	LL_FOREACH(ep->deferred[lane], item) {
+		d = deferred_of(item);
 		if (d->send == send && d->peer == dest && d->arg == arg)
 			return;
 	}
@@ -318,7 +308,7 @@ void mrail_deferred_call(struct mrail_ep *ep, enum mrail_lane lane,
 		return;
 	}
 	*d = (struct mrail_deferred) {
-		.peer = dest, .rail = rail, .send = send, .failed = failed,
+		.item.rail = rail, .peer = dest, .send = send, .failed = failed,
 		.arg = arg,
 	};
 	ret = deferred_post(ep, lane, d);
@@ -339,28 +329,28 @@ bool mrail_deferred_pending(const struct mrail_ep *ep)
 
 void mrail_deferred_drop_peer(struct mrail_ep *ep, fi_addr_t peer)
 {
-	struct mrail_deferred *d, *tmp;
+	struct mrail_deferred_item *item, *tmp;
 	size_t lane;
 
 	for (lane = 0; lane < MRAIL_LANES; lane++) {
-		LL_FOREACH_SAFE(ep->deferred[lane], d, tmp) {
-			if (d->peer != peer)
+		LL_FOREACH_SAFE(ep->deferred[lane], item, tmp) {
+			if (deferred_of(item)->peer != peer)
 				continue;
-			LL_DELETE(ep->deferred[lane], d);
-			free(d);
+			LL_DELETE(ep->deferred[lane], item);
+			free(deferred_of(item));
 		}
 	}
 }
 
 void mrail_deferred_flush(struct mrail_ep *ep)
 {
-	struct mrail_deferred *d;
+	struct mrail_deferred_item *item;
 	size_t lane;
 
 	for (lane = 0; lane < MRAIL_LANES; lane++) {
-		while ((d = ep->deferred[lane])) {
-			LL_DELETE(ep->deferred[lane], d);
-			free(d);
+		while ((item = ep->deferred[lane])) {
+			LL_DELETE(ep->deferred[lane], item);
+			free(deferred_of(item));
 		}
 	}
 }
