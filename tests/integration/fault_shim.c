@@ -175,11 +175,12 @@ static void patch_domain_ops(void *table)
 	ops->endpoint = shim_endpoint;
 }
 
-/* The fid of a domain's memory registrations is the domain's own. */
+/* The fid of a domain's memory registrations is the domain's own, the
+ * first member of struct fid_domain (libfabric 2.x offers applications no
+ * container_of). */
 static const struct fi_ops_mr *mr_orig(struct fid *fid)
 {
-	return ORIG(struct fi_ops_mr,
-		    container_of(fid, struct fid_domain, fid)->mr);
+	return ORIG(struct fi_ops_mr, ((struct fid_domain *) fid)->mr);
 }
 
 static int shim_mr_reg(struct fid *fid, const void *buf, size_t len,
