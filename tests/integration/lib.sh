@@ -105,6 +105,22 @@ testbed_cleanup_on_exit() {
 }
 
 # Seconds since the epoch, with fractions, for timing steps.
+# in_netns CMD...: runs CMD (at most IN_NETNS_TIMEOUT seconds, default 300)
+# in a new network namespace of its own, holding loopback and two connected
+# ports, mo0 (198.18.250.1) and mo1 (198.18.251.1): two rails on one host
+# without the testbed. The namespace disappears with CMD.
+in_netns() {
+	timeout "${IN_NETNS_TIMEOUT:-300}" unshare --net -- bash -c '
+		set -e
+		ip link set lo up
+		ip link add mo0 type veth peer name mo1
+		ip addr add 198.18.250.1/24 dev mo0
+		ip addr add 198.18.251.1/24 dev mo1
+		ip link set mo0 up
+		ip link set mo1 up
+		exec "$@"' in_netns "$@"
+}
+
 now() {
 	date +%s.%N
 }

@@ -27,21 +27,6 @@ build=${MRAIL_BUILD:?set MRAIL_BUILD to a built tree}
 objs=$build/fabtests-ext/fi_mrail_objs
 out=$(mktemp) err=$(mktemp)
 
-# in_netns CMD...: runs CMD in a new network namespace holding loopback and
-# two connected ports, mo0 (198.18.250.1) and mo1 (198.18.251.1). The
-# namespace disappears with CMD.
-in_netns() {
-	timeout 300 unshare --net -- bash -c '
-		set -e
-		ip link set lo up
-		ip link add mo0 type veth peer name mo1
-		ip addr add 198.18.250.1/24 dev mo0
-		ip addr add 198.18.251.1/24 dev mo1
-		ip link set mo0 up
-		ip link set mo1 up
-		exec "$@"' in_netns "$@"
-}
-
 # objs RAILS SET [LOG_LEVEL]: fi_mrail_objs -t SET over RAILS; stdout to
 # $out, stderr to $err, status to $rc.
 objs() {

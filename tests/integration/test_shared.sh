@@ -18,18 +18,6 @@ tool=$build/fabtests-ext/fi_mrail_shared
 named_tool=$build/fabtests-ext/fi_mrail_named_av
 out=$(mktemp) err=$(mktemp)
 
-in_netns() {
-	timeout 300 unshare --net -- bash -c '
-		set -e
-		ip link set lo up
-		ip link add mo0 type veth peer name mo1
-		ip addr add 198.18.250.1/24 dev mo0
-		ip addr add 198.18.251.1/24 dev mo1
-		ip link set mo0 up
-		ip link set mo1 up
-		exec "$@"' in_netns "$@"
-}
-
 shared() { # name rails [tool options]
 	local name=$1 rails=$2 rc
 	shift 2
