@@ -13,6 +13,7 @@
 #include "mrail_msg.h"
 
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -36,10 +37,79 @@ static struct fi_info *rail_info_dup(struct mrail_ep *ep, size_t rail)
 	return info;
 }
 
+/*
+ * A rail endpoint that libfabric before 2.0 cannot close. Its tcp provider
+ * cancels, at close, an RMA read whose request is still queued (the link is
+ * down, the socket full) with an error entry that has no context, and
+ * ofi_rxm dereferences that context: the process dies with SIGSEGV in
+ * fi_close. mrail has such reads only when the application closes the
+ * endpoint while a rendezvous is in flight on a dead rail. Such a rail is
+ * kept open instead, with its CQ and buffers, and nothing progresses it
+ * again: a few kilobytes and a socket for the life of the process, against
+ * a crash. (2.x reports no error for that request; checked with 2.6.)
+ */
+struct kept_rail {
+	struct fid_ep *ep;
+	struct fid_cq *cq;
+	struct fid_mr *mr;
+	void *mem;
+	struct kept_rail *next;
+};
+
+/* The rails kept, so that everything of theirs stays reachable (the core
+ * provider's objects through the endpoint) while mrail is loaded. */
+static struct kept_rail *kept_rails;
+static pthread_mutex_t kept_rails_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* LeakSanitizer's, when it is loaded: libfabric unloads mrail at exit, so
+ * the list above is gone by the time a leak checker looks, and each record
+ * is marked as kept on purpose (what it points to is then reachable). */
+extern void __lsan_ignore_object(const void *p) __attribute__((weak));
+
+static bool rail_close_crashes(const struct mrail_ep *ep, size_t rail)
+{
+	/* The private copy of libfabric the rails run in is the application's
+	 * own file (mrail_corelib.c), so its version is fi_version()'s. */
+	return ep->rail_eps[rail] && ep->policy.rails[rail].reads_in_flight &&
+	       FI_MAJOR(fi_version()) < 2;
+}
+
+static void rail_keep_open(struct mrail_ep *ep, size_t rail)
+{
+	struct kept_rail *kept = calloc(1, sizeof(*kept));
+
+	MRAIL_WARN(FI_LOG_EP_CTRL, "rail %zu of an endpoint closed with %" PRIu32
+		   " reads in flight (its link is down, or the peer gone): it "
+		   "is left open, as this libfabric (%u.%u) crashes closing it\n",
+		   rail, ep->policy.rails[rail].reads_in_flight,
+		   FI_MAJOR(fi_version()), FI_MINOR(fi_version()));
+	if (kept) {
+		*kept = (struct kept_rail) {
+			.ep = ep->rail_eps[rail], .cq = ep->rail_cqs[rail],
+			.mr = ep->rail_mrs[rail], .mem = ep->rail_mem[rail],
+		};
+		if (__lsan_ignore_object) {
+			__lsan_ignore_object(kept);
+			if (kept->mem)
+				__lsan_ignore_object(kept->mem);
+		}
+		pthread_mutex_lock(&kept_rails_lock);
+		kept->next = kept_rails;
+		kept_rails = kept;
+		pthread_mutex_unlock(&kept_rails_lock);
+	}
+	ep->rail_eps[rail] = NULL;
+	ep->rail_cqs[rail] = NULL;
+	ep->rail_mrs[rail] = NULL;
+	ep->rail_mem[rail] = NULL;
+}
+
 /* Closes what rail_enable opened of one rail, in any state it left it: the
  * rail is as before rail_enable, which may then run again. */
 static void rail_disable(struct mrail_ep *ep, size_t rail)
 {
+	if (rail_close_crashes(ep, rail))
+		rail_keep_open(ep, rail);
 	if (ep->rail_eps[rail])
 		fi_close(&ep->rail_eps[rail]->fid);
 	if (ep->rail_cqs[rail])

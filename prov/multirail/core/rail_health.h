@@ -1,0 +1,125 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Rail health, per peer: is rail k still a way to reach peer p?
+ *
+ * A core provider whose link went down says nothing: ofi_rxm over tcp keeps
+ * the operations queued while TCP retransmits, for minutes. So a rail is
+ * judged by what it does beside its siblings to the same peer:
+ *  - it reported an error for an operation to the peer: failed at once;
+ *  - it has had operations to the peer in flight and nothing back (no
+ *    completion, nothing from the peer on it) for the rail timeout, while
+ *    the peer was heard on another working rail after this one last made
+ *    progress: failed, as "stalled". Only the peer's own doing counts as a
+ *    sibling's progress (a message from it, a read it served): a send
+ *    completes locally even when the peer is gone. If every rail stalls,
+ *    the peer is slow or dead, not a rail, and no rail is failed: that is
+ *    the peer timeout's business (liveness.h). So the last working rail to
+ *    a peer is never failed by a stall.
+ * A failed rail gets a probe every probe interval. Anything heard from the
+ * peer on that rail brings it back; a probe unanswered within the rail
+ * timeout returns it to failed, and the next probe follows.
+ *
+ * What the caller does on each verdict (reissue what was in flight on a
+ * failed rail, leave it out of every policy's choice for that peer, send
+ * the probe) is not decided here. These are pure functions of the records
+ * and a clock, as the unit tests drive them.
+ */
+#ifndef MRAIL_RAIL_HEALTH_H
+#define MRAIL_RAIL_HEALTH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* FI_MRAIL_RAIL_TIMEOUT, in milliseconds: its default and its range. */
+#define MRAIL_HEALTH_TIMEOUT_DEFAULT_MS 500
+#define MRAIL_HEALTH_TIMEOUT_MIN_MS 10
+#define MRAIL_HEALTH_TIMEOUT_MAX_MS 60000
+
+enum mrail_health_state {
+	MRAIL_HEALTH_UP,
+	MRAIL_HEALTH_FAILED,
+	MRAIL_HEALTH_PROBING,	/* failed, a probe out and not yet answered */
+};
+
+enum mrail_health_reason {
+	MRAIL_HEALTH_NO_REASON,
+	MRAIL_HEALTH_ERROR,	/* the rail reported an error */
+	MRAIL_HEALTH_STALLED,	/* nothing back while a sibling worked */
+};
+
+/* One rail of one peer. All zero is a working rail with nothing in flight. */
+struct mrail_rail_health {
+	uint8_t state;		/* enum mrail_health_state */
+	uint8_t reason;		/* enum mrail_health_reason of the last failure */
+	uint32_t in_flight;	/* operations to the peer posted, not completed */
+	/* Last completion or arrival on the rail, or the post that started
+	 * its busy spell: the stall clock runs from here. */
+	uint64_t progress_ns;
+	uint64_t heard_ns;	/* last time the peer was heard on the rail */
+	uint64_t changed_ns;	/* last change of state */
+	uint64_t probed_ns;	/* last probe sent */
+	uint64_t failures, recoveries;
+};
+
+struct mrail_health_config {
+	uint64_t timeout_ns;		/* the rail timeout */
+	uint64_t probe_interval_ns;	/* between probes of a failed rail */
+};
+
+enum mrail_health_action {
+	MRAIL_HEALTH_NOTHING,
+	/* The rail failed for the peer: what was in flight on it is the
+	 * caller's to complete elsewhere (the record forgets it). */
+	MRAIL_HEALTH_FAIL,
+	MRAIL_HEALTH_PROBE,	/* send the peer a probe on the rail */
+};
+
+/* An operation to the peer was posted on the rail at now_ns. */
+void mrail_health_posted(struct mrail_rail_health *h, uint64_t now_ns);
+
+/* One of those completed locally (a send). */
+void mrail_health_completed(struct mrail_rail_health *h, uint64_t now_ns);
+
+/*
+ * The peer was heard on the rail: a message from it arrived, or one of the
+ * rail's operations that it serves (a read) completed; that operation, if
+ * any, is no longer in flight (served_op). Returns true when this brought
+ * a failed rail back.
+ */
+bool mrail_health_heard(struct mrail_rail_health *h, bool served_op,
+			uint64_t now_ns);
+
+/* The rail reported an error for the peer. Returns true when this failed a
+ * working rail (the caller then acts as on MRAIL_HEALTH_FAIL). */
+bool mrail_health_error(struct mrail_rail_health *h, uint64_t now_ns);
+
+/*
+ * What to do about rail `rail` of a peer whose rails are rails[0..count)
+ * at now_ns. The verdict is applied to the record: FAIL leaves it failed
+ * with nothing in flight, PROBE leaves it probing.
+ */
+enum mrail_health_action mrail_health_judge(struct mrail_rail_health *rails,
+					    size_t count, size_t rail,
+					    uint64_t now_ns,
+					    const struct mrail_health_config *cfg);
+
+static inline bool mrail_health_usable(const struct mrail_rail_health *h)
+{
+	return h->state == MRAIL_HEALTH_UP;
+}
+
+size_t mrail_health_usable_count(const struct mrail_rail_health *rails,
+				 size_t count);
+
+/* "up", "failed", "probing"; the reason as a phrase for a log line. */
+const char *mrail_health_state_name(enum mrail_health_state state);
+const char *mrail_health_reason_text(enum mrail_health_reason reason);
+
+/* FI_MRAIL_RAIL_TIMEOUT: whole milliseconds, MRAIL_HEALTH_TIMEOUT_MIN_MS to
+ * MRAIL_HEALTH_TIMEOUT_MAX_MS. Returns 0 with *timeout_ns, or -EINVAL with
+ * a sentence in err. */
+int mrail_health_parse_timeout(const char *text, uint64_t *timeout_ns,
+			       char *err, size_t err_len);
+
+#endif /* MRAIL_RAIL_HEALTH_H */

@@ -1,0 +1,255 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * When a rail fails for a peer and when it comes back (core/rail_health.c),
+ * on simulated rails and a simulated clock.
+ */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <string.h>
+
+#include "rail_health.h"
+
+#define MS 1000000ULL
+#define SEC (1000 * MS)
+
+static const struct mrail_health_config cfg = {
+	.timeout_ns = 500 * MS,
+	.probe_interval_ns = 250 * MS,
+};
+
+/* Two rails to one peer, both with sends in flight since t = 1 s, and the
+ * peer heard on rail 0 at t = 1.2 s; rail 1 has heard nothing since. */
+static void two_rails_rail1_silent(struct mrail_rail_health rails[2])
+{
+	memset(rails, 0, 2 * sizeof(rails[0]));
+	mrail_health_posted(&rails[0], 1 * SEC);
+	mrail_health_posted(&rails[1], 1 * SEC);
+	mrail_health_posted(&rails[1], 1 * SEC + 10 * MS);
+	mrail_health_heard(&rails[0], false, 1 * SEC + 200 * MS);
+}
+
+Test(rail_health, a_fresh_rail_is_up)
+{
+	struct mrail_rail_health rails[3] = { 0 };
+
+	cr_assert(mrail_health_usable(&rails[0]));
+	cr_assert_eq(mrail_health_usable_count(rails, 3), 3);
+	cr_assert_eq(mrail_health_judge(rails, 3, 1, 100 * SEC, &cfg),
+		     MRAIL_HEALTH_NOTHING);
+}
+
+Test(rail_health, an_error_fails_a_working_rail_once)
+{
+	struct mrail_rail_health h = { 0 };
+
+	mrail_health_posted(&h, SEC);
+	cr_assert(mrail_health_error(&h, 2 * SEC));
+	cr_assert_eq(h.state, MRAIL_HEALTH_FAILED);
+	cr_assert_eq(h.reason, MRAIL_HEALTH_ERROR);
+	cr_assert_eq(h.in_flight, 0, "what was in flight is the caller's now");
+	cr_assert_not(mrail_health_error(&h, 2 * SEC + 1));
+	cr_assert_eq(h.failures, 1);
+	cr_assert_not(mrail_health_usable(&h));
+}
+
+Test(rail_health, a_silent_rail_fails_at_the_timeout_while_a_sibling_hears_the_peer)
+{
+	struct mrail_rail_health rails[2];
+
+	two_rails_rail1_silent(rails);
+	/* The stall clock runs from the post that started the busy spell. */
+	cr_assert_eq(mrail_health_judge(rails, 2, 1, 1 * SEC + 500 * MS - 1, &cfg),
+		     MRAIL_HEALTH_NOTHING);
+	cr_assert_eq(rails[1].state, MRAIL_HEALTH_UP);
+	cr_assert_eq(mrail_health_judge(rails, 2, 1, 1 * SEC + 500 * MS, &cfg),
+		     MRAIL_HEALTH_FAIL);
+	cr_assert_eq(rails[1].state, MRAIL_HEALTH_FAILED);
+	cr_assert_eq(rails[1].reason, MRAIL_HEALTH_STALLED);
+	cr_assert_eq(rails[1].in_flight, 0);
+	cr_assert_eq(rails[1].failures, 1);
+	/* Rail 0 itself is fine, and stays the one usable rail. */
+	cr_assert_eq(mrail_health_judge(rails, 2, 0, 1 * SEC + 500 * MS, &cfg),
+		     MRAIL_HEALTH_NOTHING);
+	cr_assert_eq(mrail_health_usable_count(rails, 2), 1);
+}
+
+Test(rail_health, when_every_rail_is_silent_no_rail_is_blamed)
+{
+	struct mrail_rail_health rails[2] = { 0 };
+	size_t r;
+
+	/* A slow or dead peer: both rails busy, nothing heard on either. */
+	for (r = 0; r < 2; r++)
+		mrail_health_posted(&rails[r], SEC);
+	for (r = 0; r < 2; r++)
+		cr_assert_eq(mrail_health_judge(rails, 2, r, 60 * SEC, &cfg),
+			     MRAIL_HEALTH_NOTHING);
+	cr_assert_eq(mrail_health_usable_count(rails, 2), 2);
+}
+
+Test(rail_health, local_send_completions_on_a_sibling_are_no_evidence)
+{
+	struct mrail_rail_health rails[2] = { 0 };
+
+	/* Sends complete locally even when the peer is gone. */
+	mrail_health_posted(&rails[0], SEC);
+	mrail_health_completed(&rails[0], SEC + 100 * MS);
+	mrail_health_posted(&rails[1], SEC);
+	cr_assert_eq(mrail_health_judge(rails, 2, 1, 10 * SEC, &cfg),
+		     MRAIL_HEALTH_NOTHING);
+}
+
+Test(rail_health, a_sibling_heard_only_before_the_stall_began_is_no_evidence)
+{
+	struct mrail_rail_health rails[2] = { 0 };
+
+	mrail_health_heard(&rails[0], false, SEC);
+	mrail_health_posted(&rails[1], 2 * SEC);
+	cr_assert_eq(mrail_health_judge(rails, 2, 1, 10 * SEC, &cfg),
+		     MRAIL_HEALTH_NOTHING);
+}
+
+Test(rail_health, a_failed_sibling_is_no_evidence)
+{
+	struct mrail_rail_health rails[3] = { 0 };
+
+	mrail_health_posted(&rails[2], SEC);
+	mrail_health_heard(&rails[0], false, 2 * SEC);
+	cr_assert(mrail_health_error(&rails[0], 3 * SEC));
+	cr_assert_eq(mrail_health_judge(rails, 3, 2, 10 * SEC, &cfg),
+		     MRAIL_HEALTH_NOTHING);
+}
+
+Test(rail_health, progress_on_the_rail_restarts_its_stall_clock)
+{
+	struct mrail_rail_health rails[2];
+
+	two_rails_rail1_silent(rails);
+	mrail_health_completed(&rails[1], 1 * SEC + 400 * MS);
+	mrail_health_heard(&rails[0], false, 1 * SEC + 800 * MS);
+	/* One send still in flight on rail 1, its clock from 1.4 s. */
+	cr_assert_eq(rails[1].in_flight, 1);
+	cr_assert_eq(mrail_health_judge(rails, 2, 1, 1 * SEC + 899 * MS, &cfg),
+		     MRAIL_HEALTH_NOTHING);
+	cr_assert_eq(mrail_health_judge(rails, 2, 1, 1 * SEC + 900 * MS, &cfg),
+		     MRAIL_HEALTH_FAIL);
+}
+
+Test(rail_health, an_idle_rail_never_fails)
+{
+	struct mrail_rail_health rails[2] = { 0 };
+
+	mrail_health_posted(&rails[1], SEC);
+	mrail_health_completed(&rails[1], SEC + 1);
+	mrail_health_heard(&rails[0], false, 5 * SEC);
+	cr_assert_eq(mrail_health_judge(rails, 2, 1, 100 * SEC, &cfg),
+		     MRAIL_HEALTH_NOTHING);
+}
+
+Test(rail_health, a_failed_rail_is_probed_every_interval_until_it_answers)
+{
+	struct mrail_rail_health rails[2];
+	uint64_t t = 1 * SEC + 500 * MS;	/* when it fails */
+
+	two_rails_rail1_silent(rails);
+	cr_assert_eq(mrail_health_judge(rails, 2, 1, t, &cfg), MRAIL_HEALTH_FAIL);
+	cr_assert_eq(mrail_health_judge(rails, 2, 1, t + 250 * MS - 1, &cfg),
+		     MRAIL_HEALTH_NOTHING);
+	cr_assert_eq(mrail_health_judge(rails, 2, 1, t + 250 * MS, &cfg),
+		     MRAIL_HEALTH_PROBE);
+	cr_assert_eq(rails[1].state, MRAIL_HEALTH_PROBING);
+	cr_assert_not(mrail_health_usable(&rails[1]));
+	/* Unanswered within the timeout: failed again, and probed again
+	 * an interval after the last probe went. */
+	cr_assert_eq(mrail_health_judge(rails, 2, 1, t + 750 * MS - 1, &cfg),
+		     MRAIL_HEALTH_NOTHING);
+	cr_assert_eq(rails[1].state, MRAIL_HEALTH_PROBING);
+	cr_assert_eq(mrail_health_judge(rails, 2, 1, t + 750 * MS, &cfg),
+		     MRAIL_HEALTH_NOTHING);
+	cr_assert_eq(rails[1].state, MRAIL_HEALTH_FAILED);
+	cr_assert_eq(mrail_health_judge(rails, 2, 1, t + 750 * MS, &cfg),
+		     MRAIL_HEALTH_PROBE);
+	/* The answer brings it back. */
+	cr_assert(mrail_health_heard(&rails[1], false, t + 800 * MS));
+	cr_assert_eq(rails[1].state, MRAIL_HEALTH_UP);
+	cr_assert_eq(rails[1].reason, MRAIL_HEALTH_NO_REASON);
+	cr_assert_eq(rails[1].recoveries, 1);
+	cr_assert_eq(rails[1].failures, 1);
+	cr_assert_eq(mrail_health_usable_count(rails, 2), 2);
+	cr_assert_not(mrail_health_heard(&rails[1], false, t + 900 * MS),
+		      "only a change is reported");
+}
+
+Test(rail_health, a_served_operation_leaves_the_count_a_message_does_not)
+{
+	struct mrail_rail_health h = { 0 };
+
+	mrail_health_posted(&h, SEC);
+	mrail_health_posted(&h, SEC);
+	mrail_health_heard(&h, false, 2 * SEC);
+	cr_assert_eq(h.in_flight, 2);
+	mrail_health_heard(&h, true, 3 * SEC);
+	cr_assert_eq(h.in_flight, 1);
+	mrail_health_completed(&h, 4 * SEC);
+	mrail_health_completed(&h, 4 * SEC);
+	cr_assert_eq(h.in_flight, 0, "never below zero");
+}
+
+Test(rail_health, flapping_counts_every_failure_and_every_return)
+{
+	struct mrail_rail_health rails[2] = { 0 };
+	uint64_t t = SEC;
+	int round;
+
+	for (round = 0; round < 10; round++, t += SEC) {
+		mrail_health_heard(&rails[0], false, t);
+		cr_assert(mrail_health_error(&rails[1], t + 1));
+		cr_assert_eq(mrail_health_judge(rails, 2, 1, t + 300 * MS, &cfg),
+			     MRAIL_HEALTH_PROBE);
+		cr_assert(mrail_health_heard(&rails[1], false, t + 400 * MS));
+	}
+	cr_assert_eq(rails[1].failures, 10);
+	cr_assert_eq(rails[1].recoveries, 10);
+	cr_assert_eq(rails[1].state, MRAIL_HEALTH_UP);
+}
+
+Test(rail_health, names_and_reasons_read_as_words)
+{
+	cr_assert_str_eq(mrail_health_state_name(MRAIL_HEALTH_UP), "up");
+	cr_assert_str_eq(mrail_health_state_name(MRAIL_HEALTH_FAILED), "failed");
+	cr_assert_str_eq(mrail_health_state_name(MRAIL_HEALTH_PROBING), "probing");
+	cr_assert_str_eq(mrail_health_reason_text(MRAIL_HEALTH_ERROR),
+			 "it reported an error");
+	cr_assert(strstr(mrail_health_reason_text(MRAIL_HEALTH_STALLED),
+			 "another rail"));
+}
+
+Test(rail_health, the_timeout_parses_whole_milliseconds_in_range)
+{
+	uint64_t ns = 7;
+	char err[160] = "";
+
+	cr_assert_eq(mrail_health_parse_timeout("750", &ns, err, sizeof(err)), 0);
+	cr_assert_eq(ns, 750 * MS);
+	cr_assert_eq(mrail_health_parse_timeout("10", &ns, err, sizeof(err)), 0);
+	cr_assert_eq(ns, 10 * MS);
+	cr_assert_eq(mrail_health_parse_timeout("60000", &ns, err, sizeof(err)), 0);
+	cr_assert_eq(ns, 60 * SEC);
+}
+
+Test(rail_health, a_bad_timeout_is_refused_with_a_sentence)
+{
+	const char *bad[] = { "9", "0", "60001", "1s", "-5", "", "0x20", " 50" };
+	uint64_t ns = 7;
+	char err[160];
+	size_t i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		err[0] = '\0';
+		cr_assert_eq(mrail_health_parse_timeout(bad[i], &ns, err, sizeof(err)),
+			     -EINVAL, "'%s' accepted", bad[i]);
+		cr_assert(strstr(err, "milliseconds from 10 to 60000"), "%s", err);
+		cr_assert_eq(ns, 7, "'%s' changed the value", bad[i]);
+	}
+	cr_assert_eq(mrail_health_parse_timeout(NULL, &ns, err, sizeof(err)), -EINVAL);
+}
