@@ -32,8 +32,9 @@ testbed_cleanup_on_exit
 libfabric_major=$(fi_info --version 2>/dev/null |
 		  sed -n 's/^libfabric: \([0-9]*\)\..*/\1/p')
 
-# rail_down_mid_stream NAME HOST: the stream from h2 to h1; 3 s in, rail 1's
-# link goes down on HOST.
+# rail_down_mid_stream NAME HOST: the stream from h2 to h1; 3 s in, the link
+# of the second rail (mr1, "rail 1" to ci/testbed, "rail 2" in mrail's logs,
+# which count from 1) goes down on HOST.
 rail_down_mid_stream() {
 	local name=$1 host=$2 srv cli start why=
 	local run=(env FI_PROVIDER_PATH="$build/.libs" LD_PRELOAD="${MRAIL_PRELOAD:-}"
@@ -65,8 +66,8 @@ rail_down_mid_stream() {
 			"$logs/$name.server" "$logs/$name.client" | head -2 | paste -sd ';' -)"
 	fi
 	if [[ $libfabric_major == 1 ]] &&
-	   ! grep -q 'rail 1 of an endpoint closed with .* reads in flight' "$logs/$name.server"; then
-		why="${why:+$why; }no warning that the receiver's rail 1 was left open"
+	   ! grep -q 'rail 2 of an endpoint closed with .* reads in flight' "$logs/$name.server"; then
+		why="${why:+$why; }no warning that the receiver's rail 2 (mr1) was left open"
 	fi
 	if [[ -z $why ]]; then
 		pass "$name"
@@ -76,7 +77,7 @@ rail_down_mid_stream() {
 	fi
 }
 
-rail_down_mid_stream "rail 1 down on the receiving host mid-stream: clean teardown" 1
-rail_down_mid_stream "rail 1 down on the sending host mid-stream: clean teardown" 2
+rail_down_mid_stream "link mr1 down on the receiving host mid-stream: clean teardown" 1
+rail_down_mid_stream "link mr1 down on the sending host mid-stream: clean teardown" 2
 
 finish

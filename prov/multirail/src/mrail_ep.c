@@ -81,7 +81,7 @@ static void rail_keep_open(struct mrail_ep *ep, size_t rail)
 	MRAIL_WARN(FI_LOG_EP_CTRL, "rail %zu of an endpoint closed with %" PRIu32
 		   " reads in flight (its link is down, or the peer gone): it "
 		   "is left open, as this libfabric (%u.%u) crashes closing it\n",
-		   rail, ep->policy.rails[rail].reads_in_flight,
+		   rail + 1, ep->policy.rails[rail].reads_in_flight,
 		   FI_MAJOR(fi_version()), FI_MINOR(fi_version()));
 	if (kept) {
 		*kept = (struct kept_rail) {
