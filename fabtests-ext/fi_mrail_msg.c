@@ -23,6 +23,10 @@
  */
 #include "fi_mrail_msg.h"
 
+#include <inttypes.h>
+
+#include <rdma/fi_ext_mrail.h>
+
 /* Around 16 KiB: mrail's eager limit (16336) and rxm's; larger sizes go by
  * rendezvous in mrail and are striped over its rails. */
 const size_t test_sizes[] = { 0, 1, 7, 64, 1000, 4096, 8192, 16336, 16337,
@@ -43,6 +47,10 @@ static void usage(const char *prog)
 		"      from its first message (FI_SOURCE_ERR)\n"
 		"  -A  with -N: the client inserts the server with fi_av_insertsvc\n"
 		"      (and checks fi_av_insertsym) instead of fi_getinfo's dest_addr\n"
+		"  -H  mrail: after the tests, print each rail's health towards\n"
+		"      the peer (fi_control FI_MRAIL_GET_PEER_RAILS), one line per\n"
+		"      rail: \"rail health: K STATE failures N recoveries N\n"
+		"      reissued N\"\n"
 		"  -v  print every check\n"
 		"The server runs without SERVER_ADDR, the client with it.\n",
 		prog, DEFAULT_PROV, DEFAULT_PORT,
@@ -70,7 +78,7 @@ static int parse_options(int argc, char **argv, struct options *opt)
 		.max_size = test_sizes[test_sizes_count - 1],
 		.iters = DEFAULT_ITERS,
 	};
-	while ((c = getopt(argc, argv, "p:E:S:I:NAvh")) != -1) {
+	while ((c = getopt(argc, argv, "p:E:S:I:NAHvh")) != -1) {
 		switch (c) {
 		case 'p':
 			opt->prov = optarg;
@@ -100,6 +108,9 @@ static int parse_options(int argc, char **argv, struct options *opt)
 		case 'A':
 			opt->by_svc = true;
 			break;
+		case 'H':
+			opt->health = true;
+			break;
 		default:
 			usage(argv[0]);
 			return c == 'h' ? 1 : 2;
@@ -121,6 +132,32 @@ bad:
 	fprintf(stderr, "fi_mrail_msg: bad value \"%s\" for -%c\n", optarg, c);
 	usage(argv[0]);
 	return 2;
+}
+
+/* -H: what mrail says of each rail towards the peer; a check that the
+ * provider answers. */
+static void print_rail_health(struct session *s)
+{
+	static const char *const states[] = { "up", "failed", "probing" };
+	struct fi_mrail_peer_rails rails = {
+		.size = sizeof(rails),
+		.peer = s->peer,
+	};
+	uint32_t i;
+	int ret;
+
+	ret = fi_control(&s->ep->fid, FI_MRAIL_GET_PEER_RAILS, &rails);
+	check_once(ret == 0, "fi_control(FI_MRAIL_GET_PEER_RAILS)",
+		   fi_strerror(-ret));
+	if (ret)
+		return;
+	for (i = 0; i < rails.rail_count && i < FI_MRAIL_MAX_RAILS; i++)
+		printf("rail health: %u %s failures %" PRIu64 " recoveries %"
+		       PRIu64 " reissued %" PRIu64 "\n", i + 1,
+		       rails.rail[i].health < 3 ? states[rails.rail[i].health] :
+						 "unknown",
+		       rails.rail[i].failures, rails.rail[i].recoveries,
+		       rails.rail[i].reissued_ops);
 }
 
 int main(int argc, char **argv)
@@ -157,6 +194,8 @@ int main(int argc, char **argv)
 	run_truncation(&s);
 	run_options(&s);
 	run_multi_recv(&s);
+	if (s.opt.health)
+		print_rail_health(&s);
 	run_alias(&s);
 	oob_sync(&s, SYNC_END, "finish");
 out:

@@ -150,6 +150,7 @@ struct options {
 	bool verbose;
 	bool by_node;	/* -N: the peer from fi_getinfo(node, service) */
 	bool by_svc;	/* -A (with -N): from fi_av_insertsvc instead */
+	bool health;	/* -H: print the rails' health towards the peer */
 };
 
 /* Messages one multi-receive buffer takes in these tests, at most. */

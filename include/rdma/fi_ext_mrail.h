@@ -71,6 +71,10 @@ enum {
 	/* arg: NULL. Zeroes the counters of FI_MRAIL_GET_STATS (not the
 	 * in-flight counts, nor the adaptive weights). */
 	FI_MRAIL_RESET_STATS,
+	/* arg: struct fi_mrail_peer_rails *, its size and peer set by the
+	 * caller: the health of each rail towards that peer. -FI_EINVAL
+	 * when the size is short or the peer is not in the AV. */
+	FI_MRAIL_GET_PEER_RAILS,
 };
 
 /* Multiplexing: which rail a message sent whole takes (FI_MRAIL_POLICY). */
@@ -137,6 +141,40 @@ enum fi_mrail_rail_state {
 	FI_MRAIL_RAIL_RESERVED = 1,	/* our request to send is outstanding */
 	FI_MRAIL_RAIL_SENDING = 2,
 	FI_MRAIL_RAIL_RECEIVING = 3,
+};
+
+/* A rail's health towards one peer (fi_mrail(7), "RAIL FAILURE"). */
+enum fi_mrail_rail_health {
+	FI_MRAIL_RAIL_UP = 0,
+	FI_MRAIL_RAIL_FAILED = 1,	/* left out of every choice for the peer */
+	FI_MRAIL_RAIL_PROBING = 2,	/* failed, a probe out on it */
+};
+
+/* Why a rail failed for a peer, last time it did. */
+enum fi_mrail_rail_failure {
+	FI_MRAIL_FAILURE_NONE = 0,
+	FI_MRAIL_FAILURE_ERROR = 1,	/* the rail reported an error */
+	FI_MRAIL_FAILURE_STALLED = 2,	/* nothing back while another rail worked */
+};
+
+struct fi_mrail_peer_rail {
+	uint32_t health;		/* enum fi_mrail_rail_health */
+	uint32_t failure;		/* enum fi_mrail_rail_failure */
+	uint64_t failures;		/* times it failed for the peer */
+	uint64_t recoveries;		/* times a probe brought it back */
+	uint64_t in_flight;		/* operations to the peer not answered */
+	uint64_t reissued_ops;		/* sent again on another rail when it failed */
+	uint64_t reissued_bytes;	/* their bytes */
+};
+
+struct fi_mrail_peer_rails {
+	uint32_t size;			/* sizeof(struct fi_mrail_peer_rails), set by the caller */
+	uint32_t rail_count;		/* rails filled in below */
+	uint64_t peer;			/* fi_addr_t of the peer, set by the caller */
+	/* Second copies of the peer's messages dropped: it sent them again
+	 * when a rail failed, and the first copy arrived after all. */
+	uint64_t duplicates;
+	struct fi_mrail_peer_rail rail[FI_MRAIL_MAX_RAILS];
 };
 
 struct fi_mrail_stats {

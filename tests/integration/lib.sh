@@ -167,3 +167,19 @@ run_pair() {
 		return 1
 	fi
 }
+
+# bad_env_refused VAR VALUE TEXT: fi_info on h1 with VAR=VALUE must not list
+# mrail, and its warning must hold TEXT (fixed string).
+bad_env_refused() {
+	local var=$1 value=$2 text=$3 log=$TEST_LOGDIR/bad-$1.log
+	"$TESTBED" exec 1 env FI_PROVIDER_PATH="${MRAIL_BUILD:?}/.libs" \
+		LD_PRELOAD="${MRAIL_PRELOAD:-}" FI_LOG_LEVEL=warn "$var=$value" \
+		fi_info -p mrail >"$log" 2>&1
+	if grep -q "provider: mrail" "$log"; then
+		fail "bad $var" "fi_info still lists mrail"
+	elif ! grep -qF "$text" "$log"; then
+		fail "bad $var" "no warning naming it: $(grep -i mrail "$log" | head -3)"
+	else
+		pass "bad $var: fi_getinfo fails, the warning names it"
+	fi
+}

@@ -2,10 +2,12 @@
 # SPDX-License-Identifier: BSD-2-Clause
 # A hostile peer: fi_mrail_hostile's client opens the rails' core providers
 # itself and sends the mrail server on another emulated host malformed rail
-# messages (bad headers, bad RTS descriptors and ACKs, HELLO, duplicate and
-# far-ahead sequence numbers) between valid ones. The server must report
-# each with exactly one FI_EIO error completion and one "dropped a message
-# from a peer" warning, and still deliver the valid messages byte for byte.
+# messages (bad headers, bad RTS descriptors and ACKs, HELLO, far-ahead
+# sequence numbers) between valid ones. The server must report each with
+# exactly one FI_EIO error completion and one "dropped a message from a
+# peer" warning, drop a second copy of a message without a report (what a
+# sender whose rail failed sends), and still deliver the valid messages
+# byte for byte.
 #
 # Needs MRAIL_BUILD; MRAIL_PRELOAD is preloaded into programs that load mrail.
 set -uo pipefail

@@ -99,15 +99,7 @@ sender_killed() {
 }
 sender_killed
 
-log=$TEST_LOGDIR/bad-peer-timeout.log
-"$TESTBED" exec 1 env FI_PROVIDER_PATH="$build/.libs" LD_PRELOAD="${MRAIL_PRELOAD:-}" \
-	FI_LOG_LEVEL=warn FI_MRAIL_PEER_TIMEOUT=3s fi_info -p mrail >"$log" 2>&1
-if grep -q "provider: mrail" "$log"; then
-	fail "bad FI_MRAIL_PEER_TIMEOUT" "fi_info still lists mrail"
-elif ! grep -qF "FI_MRAIL_PEER_TIMEOUT: '3s' is not a whole number of seconds" "$log"; then
-	fail "bad FI_MRAIL_PEER_TIMEOUT" "no warning naming it: $(grep -i mrail "$log" | head -3)"
-else
-	pass "bad FI_MRAIL_PEER_TIMEOUT: fi_getinfo fails, the warning names it"
-fi
+bad_env_refused FI_MRAIL_PEER_TIMEOUT 3s \
+	"FI_MRAIL_PEER_TIMEOUT: '3s' is not a whole number of seconds"
 
 finish

@@ -17,11 +17,14 @@ static const struct mrail_health_config cfg = {
 	.probe_interval_ns = 250 * MS,
 };
 
-/* Two rails to one peer, both with sends in flight since t = 1 s, and the
- * peer heard on rail 0 at t = 1.2 s; rail 1 has heard nothing since. */
+/* Two rails to one peer, both heard on at t = 0.5 s and with sends in
+ * flight since t = 1 s, and the peer heard on rail 0 at t = 1.2 s; rail 1
+ * has heard nothing since. */
 static void two_rails_rail1_silent(struct mrail_rail_health rails[2])
 {
 	memset(rails, 0, 2 * sizeof(rails[0]));
+	mrail_health_heard(&rails[0], false, 500 * MS);
+	mrail_health_heard(&rails[1], false, 500 * MS);
 	mrail_health_posted(&rails[0], 1 * SEC);
 	mrail_health_posted(&rails[1], 1 * SEC);
 	mrail_health_posted(&rails[1], 1 * SEC + 10 * MS);
@@ -93,7 +96,7 @@ Test(rail_health, local_send_completions_on_a_sibling_are_no_evidence)
 
 	/* Sends complete locally even when the peer is gone. */
 	mrail_health_posted(&rails[0], SEC);
-	mrail_health_completed(&rails[0], SEC + 100 * MS);
+	mrail_health_completed(&rails[0], SEC + 100 * MS, &cfg);
 	mrail_health_posted(&rails[1], SEC);
 	cr_assert_eq(mrail_health_judge(rails, 2, 1, 10 * SEC, &cfg),
 		     MRAIL_HEALTH_NOTHING);
@@ -105,8 +108,9 @@ Test(rail_health, a_sibling_heard_only_before_the_stall_began_is_no_evidence)
 
 	mrail_health_heard(&rails[0], false, SEC);
 	mrail_health_posted(&rails[1], 2 * SEC);
-	cr_assert_eq(mrail_health_judge(rails, 2, 1, 10 * SEC, &cfg),
-		     MRAIL_HEALTH_NOTHING);
+	cr_assert_neq(mrail_health_judge(rails, 2, 1, 10 * SEC, &cfg),
+		      MRAIL_HEALTH_FAIL);
+	cr_assert(mrail_health_usable(&rails[1]));
 }
 
 Test(rail_health, a_failed_sibling_is_no_evidence)
@@ -125,7 +129,8 @@ Test(rail_health, progress_on_the_rail_restarts_its_stall_clock)
 	struct mrail_rail_health rails[2];
 
 	two_rails_rail1_silent(rails);
-	mrail_health_completed(&rails[1], 1 * SEC + 400 * MS);
+	mrail_health_heard(&rails[1], false, 1 * SEC + 300 * MS);
+	mrail_health_completed(&rails[1], 1 * SEC + 400 * MS, &cfg);
 	mrail_health_heard(&rails[0], false, 1 * SEC + 800 * MS);
 	/* One send still in flight on rail 1, its clock from 1.4 s. */
 	cr_assert_eq(rails[1].in_flight, 1);
@@ -135,12 +140,37 @@ Test(rail_health, progress_on_the_rail_restarts_its_stall_clock)
 		     MRAIL_HEALTH_FAIL);
 }
 
+Test(rail_health, sends_completing_on_a_rail_the_peer_went_quiet_on_hold_nothing_off)
+{
+	struct mrail_rail_health rails[2];
+	uint64_t t;
+
+	/* Rail 1 carried the peer's traffic until 1.1 s, then its link
+	 * died: a read stays in flight, and sends go on completing into the
+	 * socket every 100 ms while the peer answers on rail 0. */
+	two_rails_rail1_silent(rails);
+	mrail_health_heard(&rails[1], false, 1 * SEC + 100 * MS);
+	for (t = 1 * SEC + 200 * MS; t < 3 * SEC; t += 100 * MS) {
+		mrail_health_posted(&rails[1], t);
+		mrail_health_completed(&rails[1], t + 1, &cfg);
+		mrail_health_heard(&rails[0], false, t + 2);
+		if (mrail_health_judge(rails, 2, 1, t + 3, &cfg) ==
+		    MRAIL_HEALTH_FAIL)
+			break;
+	}
+	cr_assert_eq(rails[1].state, MRAIL_HEALTH_FAILED);
+	cr_assert_leq(t, 1 * SEC + 100 * MS + 2 * 500 * MS,
+		      "failed within two timeouts of the last word on it "
+		      "(at %llu ms)", (unsigned long long) (t / MS));
+}
+
 Test(rail_health, an_idle_rail_never_fails)
 {
 	struct mrail_rail_health rails[2] = { 0 };
 
+	mrail_health_heard(&rails[1], false, SEC);
 	mrail_health_posted(&rails[1], SEC);
-	mrail_health_completed(&rails[1], SEC + 1);
+	mrail_health_completed(&rails[1], SEC + 1, &cfg);
 	mrail_health_heard(&rails[0], false, 5 * SEC);
 	cr_assert_eq(mrail_health_judge(rails, 2, 1, 100 * SEC, &cfg),
 		     MRAIL_HEALTH_NOTHING);
@@ -180,6 +210,121 @@ Test(rail_health, a_failed_rail_is_probed_every_interval_until_it_answers)
 		      "only a change is reported");
 }
 
+Test(rail_health, a_rail_that_comes_back_starts_with_nothing_in_flight)
+{
+	struct mrail_rail_health rails[2];
+	uint64_t t = 1 * SEC + 500 * MS;	/* when it fails */
+
+	two_rails_rail1_silent(rails);
+	cr_assert_eq(mrail_health_judge(rails, 2, 1, t, &cfg), MRAIL_HEALTH_FAIL);
+	/* Two probes go out on it, and the peer answers the second. */
+	mrail_health_posted(&rails[1], t + 250 * MS);
+	mrail_health_posted(&rails[1], t + 750 * MS);
+	cr_assert_eq(rails[1].in_flight, 2);
+	cr_assert(mrail_health_heard(&rails[1], false, t + 800 * MS));
+	cr_assert_eq(rails[1].in_flight, 0,
+		     "probes left unanswered must not read as a stall later");
+	/* Long after, with the peer heard on rail 0 and nothing posted on
+	 * rail 1, rail 1 stays up. */
+	mrail_health_heard(&rails[0], false, t + 5 * SEC);
+	cr_assert_eq(mrail_health_judge(rails, 2, 1, t + 5 * SEC, &cfg),
+		     MRAIL_HEALTH_NOTHING);
+	cr_assert(mrail_health_usable(&rails[1]));
+}
+
+Test(rail_health, a_rail_never_heard_on_gets_one_probe_while_a_sibling_was)
+{
+	struct mrail_rail_health rails[2] = { 0 };
+
+	cr_assert_eq(mrail_health_judge(rails, 2, 1, SEC, &cfg),
+		     MRAIL_HEALTH_NOTHING, "no sibling heard yet: nothing to go on");
+	mrail_health_heard(&rails[0], false, 2 * SEC);
+	cr_assert(mrail_health_usable(&rails[1]));
+	cr_assert_eq(mrail_health_judge(rails, 2, 1, 2 * SEC, &cfg),
+		     MRAIL_HEALTH_PROBE);
+	cr_assert_eq(rails[1].state, MRAIL_HEALTH_UP, "probed, not failed");
+	cr_assert_eq(mrail_health_judge(rails, 2, 1, 2 * SEC + 1, &cfg),
+		     MRAIL_HEALTH_NOTHING, "one probe only");
+	/* Unanswered, the probe stalls like any operation. */
+	mrail_health_posted(&rails[1], 2 * SEC);
+	mrail_health_heard(&rails[0], false, 2 * SEC + 100 * MS);
+	cr_assert_eq(mrail_health_judge(rails, 2, 1, 2 * SEC + 500 * MS, &cfg),
+		     MRAIL_HEALTH_FAIL);
+	cr_assert_eq(rails[1].reason, MRAIL_HEALTH_STALLED);
+}
+
+Test(rail_health, an_answered_probe_is_the_last_one)
+{
+	struct mrail_rail_health rails[2] = { 0 };
+
+	mrail_health_heard(&rails[0], false, 2 * SEC);
+	cr_assert_eq(mrail_health_judge(rails, 2, 1, 2 * SEC, &cfg),
+		     MRAIL_HEALTH_PROBE);
+	mrail_health_posted(&rails[1], 2 * SEC);
+	cr_assert_not(mrail_health_heard(&rails[1], false, 2 * SEC + MS),
+		      "it was up all along: no change to report");
+	cr_assert_eq(rails[1].in_flight, 1, "an echo is no served operation");
+	cr_assert_eq(mrail_health_judge(rails, 2, 1, 10 * SEC, &cfg),
+		     MRAIL_HEALTH_NOTHING);
+}
+
+Test(rail_health, a_rail_down_from_the_start_is_probed_at_once_and_comes_back)
+{
+	struct mrail_rail_health rails[2] = { 0 };
+
+	mrail_health_start_failed(&rails[1]);
+	cr_assert_not(mrail_health_usable(&rails[1]));
+	cr_assert_eq(mrail_health_usable_count(rails, 2), 1);
+	cr_assert_eq(mrail_health_judge(rails, 2, 1, SEC, &cfg),
+		     MRAIL_HEALTH_PROBE);
+	cr_assert_eq(mrail_health_judge(rails, 2, 1, SEC + 500 * MS, &cfg),
+		     MRAIL_HEALTH_NOTHING);
+	cr_assert_eq(rails[1].state, MRAIL_HEALTH_FAILED, "unanswered");
+	cr_assert(mrail_health_heard(&rails[1], false, 3 * SEC));
+	cr_assert(mrail_health_usable(&rails[1]));
+	cr_assert_eq(rails[1].recoveries, 1);
+}
+
+Test(rail_health, a_rail_that_refuses_everything_fails_like_a_stalled_one)
+{
+	struct mrail_rail_health rails[2];
+
+	/* Rail 1 connects to a peer whose link is down: every send to it is
+	 * refused from 1 s on, while the peer answers on rail 0. */
+	memset(rails, 0, sizeof(rails));
+	mrail_health_heard(&rails[0], false, 500 * MS);
+	mrail_health_refused(&rails[1], 1 * SEC);
+	mrail_health_refused(&rails[1], 1 * SEC + 200 * MS);
+	mrail_health_heard(&rails[0], false, 1 * SEC + 300 * MS);
+	cr_assert_neq(mrail_health_judge(rails, 2, 1, 1 * SEC + 499 * MS, &cfg),
+		      MRAIL_HEALTH_FAIL, "the clock runs from the first refusal");
+	cr_assert(mrail_health_usable(&rails[1]));
+	cr_assert_eq(mrail_health_judge(rails, 2, 1, 1 * SEC + 500 * MS, &cfg),
+		     MRAIL_HEALTH_FAIL);
+	cr_assert_eq(rails[1].reason, MRAIL_HEALTH_STALLED);
+}
+
+Test(rail_health, a_refusal_then_a_post_that_goes_is_a_connection_made)
+{
+	struct mrail_rail_health rails[2];
+
+	memset(rails, 0, sizeof(rails));
+	mrail_health_heard(&rails[1], false, 500 * MS);
+	mrail_health_refused(&rails[1], 1 * SEC);
+	mrail_health_posted(&rails[1], 1 * SEC + 1 * MS);
+	mrail_health_completed(&rails[1], 1 * SEC + 2 * MS, &cfg);
+	mrail_health_heard(&rails[0], false, 3 * SEC);
+	cr_assert_eq(mrail_health_judge(rails, 2, 1, 5 * SEC, &cfg),
+		     MRAIL_HEALTH_NOTHING);
+	/* Refused alone, with the peer heard nowhere else: no verdict. */
+	memset(rails, 0, sizeof(rails));
+	mrail_health_heard(&rails[0], false, 500 * MS);
+	mrail_health_heard(&rails[1], false, 500 * MS);
+	mrail_health_refused(&rails[1], 1 * SEC);
+	cr_assert_eq(mrail_health_judge(rails, 2, 1, 5 * SEC, &cfg),
+		     MRAIL_HEALTH_NOTHING);
+}
+
 Test(rail_health, a_served_operation_leaves_the_count_a_message_does_not)
 {
 	struct mrail_rail_health h = { 0 };
@@ -190,8 +335,8 @@ Test(rail_health, a_served_operation_leaves_the_count_a_message_does_not)
 	cr_assert_eq(h.in_flight, 2);
 	mrail_health_heard(&h, true, 3 * SEC);
 	cr_assert_eq(h.in_flight, 1);
-	mrail_health_completed(&h, 4 * SEC);
-	mrail_health_completed(&h, 4 * SEC);
+	mrail_health_completed(&h, 4 * SEC, &cfg);
+	mrail_health_completed(&h, 4 * SEC, &cfg);
 	cr_assert_eq(h.in_flight, 0, "never below zero");
 }
 

@@ -1699,3 +1699,16 @@ Test(wire_probe, empty_unnumbered_and_spends_no_credit)
 	m.bytes[2] = MRAIL_WIRE_F_TAGGED;
 	assert_msg_refused(&m, &test_limits, -EINVAL, "not allowed for PROBE");
 }
+
+Test(wire_probe, may_ask_for_an_echo_and_nothing_else)
+{
+	struct test_msg m;
+
+	raw_valid_msg(&m, MRAIL_OP_PROBE, MRAIL_WIRE_F_ECHO, 0);
+	assert_raw_round_trip(&m, &test_limits);
+	cr_assert_not(mrail_wire_needs_credit(m.bytes, m.len),
+		      "a rail's probe must go even when credits are spent");
+	raw_valid_msg(&m, MRAIL_OP_EAGER, 0, 0);
+	m.bytes[2] = MRAIL_WIRE_F_ECHO;
+	assert_msg_refused(&m, &test_limits, -EINVAL, "not allowed for EAGER");
+}

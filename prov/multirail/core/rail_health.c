@@ -19,6 +19,7 @@ static void fail(struct mrail_rail_health *h, enum mrail_health_reason reason,
 	set_state(h, MRAIL_HEALTH_FAILED, now_ns);
 	h->reason = (uint8_t) reason;
 	h->in_flight = 0;
+	h->refused_ns = 0;
 	/* The first probe goes one interval after the failure. */
 	h->probed_ns = now_ns;
 	h->failures++;
@@ -29,13 +30,26 @@ void mrail_health_posted(struct mrail_rail_health *h, uint64_t now_ns)
 	if (!h->in_flight)
 		h->progress_ns = now_ns;
 	h->in_flight++;
+	h->refused_ns = 0;
 }
 
-void mrail_health_completed(struct mrail_rail_health *h, uint64_t now_ns)
+void mrail_health_refused(struct mrail_rail_health *h, uint64_t now_ns)
+{
+	if (!h->refused_ns)
+		h->refused_ns = now_ns;
+}
+
+void mrail_health_completed(struct mrail_rail_health *h, uint64_t now_ns,
+			    const struct mrail_health_config *cfg)
 {
 	if (h->in_flight)
 		h->in_flight--;
-	h->progress_ns = now_ns;
+	/* A send completes once the rail has taken it, path or no path
+	 * (ofi_rxm over tcp: once the socket has): progress only while the
+	 * peer is being heard on the rail. */
+	if (now_ns - h->heard_ns < cfg->timeout_ns)
+		h->progress_ns = now_ns;
+	h->refused_ns = 0;
 }
 
 bool mrail_health_heard(struct mrail_rail_health *h, bool served_op,
@@ -45,8 +59,12 @@ bool mrail_health_heard(struct mrail_rail_health *h, bool served_op,
 		h->in_flight--;
 	h->progress_ns = now_ns;
 	h->heard_ns = now_ns;
+	h->refused_ns = 0;
 	if (h->state == MRAIL_HEALTH_UP)
 		return false;
+	/* What went out on it while it was failed (probes) is answered;
+	 * what was in flight when it failed was forgotten then. */
+	h->in_flight = 0;
 	set_state(h, MRAIL_HEALTH_UP, now_ns);
 	h->reason = MRAIL_HEALTH_NO_REASON;
 	h->recoveries++;
@@ -61,15 +79,42 @@ bool mrail_health_error(struct mrail_rail_health *h, uint64_t now_ns)
 	return true;
 }
 
-/* Was the peer heard on another working rail after h last made progress? */
+/* Was the peer heard on another working rail after since_ns? */
 static bool sibling_heard_since(const struct mrail_rail_health *rails,
-				size_t count, size_t rail)
+				size_t count, size_t rail, uint64_t since_ns)
 {
 	size_t i;
 
 	for (i = 0; i < count; i++) {
 		if (i != rail && mrail_health_usable(&rails[i]) &&
-		    rails[i].heard_ns > rails[rail].progress_ns)
+		    rails[i].heard_ns > since_ns)
+			return true;
+	}
+	return false;
+}
+
+/* Operations stuck on it, or every one refused, for the timeout, while the
+ * peer was heard on a sibling since. */
+static bool stalled(const struct mrail_rail_health *rails, size_t count,
+		    size_t rail, uint64_t now_ns, uint64_t timeout_ns)
+{
+	const struct mrail_rail_health *h = &rails[rail];
+
+	if (h->in_flight && now_ns - h->progress_ns >= timeout_ns &&
+	    sibling_heard_since(rails, count, rail, h->progress_ns))
+		return true;
+	return h->refused_ns && now_ns - h->refused_ns >= timeout_ns &&
+	       sibling_heard_since(rails, count, rail, h->refused_ns);
+}
+
+/* Was the peer ever heard on another working rail? */
+static bool sibling_heard_ever(const struct mrail_rail_health *rails,
+			       size_t count, size_t rail)
+{
+	size_t i;
+
+	for (i = 0; i < count; i++) {
+		if (i != rail && mrail_health_usable(&rails[i]) && rails[i].heard_ns)
 			return true;
 	}
 	return false;
@@ -84,10 +129,16 @@ enum mrail_health_action mrail_health_judge(struct mrail_rail_health *rails,
 
 	switch (h->state) {
 	case MRAIL_HEALTH_UP:
-		if (h->in_flight && now_ns - h->progress_ns >= cfg->timeout_ns &&
-		    sibling_heard_since(rails, count, rail)) {
+		if (stalled(rails, count, rail, now_ns, cfg->timeout_ns)) {
 			fail(h, MRAIL_HEALTH_STALLED, now_ns);
 			return MRAIL_HEALTH_FAIL;
+		}
+		/* Never heard on, while a sibling was: one probe proves it
+		 * (or, unanswered, stalls it). */
+		if (!h->heard_ns && !h->probed_ns &&
+		    sibling_heard_ever(rails, count, rail)) {
+			h->probed_ns = now_ns;
+			return MRAIL_HEALTH_PROBE;
 		}
 		return MRAIL_HEALTH_NOTHING;
 	case MRAIL_HEALTH_FAILED:
@@ -104,6 +155,15 @@ enum mrail_health_action mrail_health_judge(struct mrail_rail_health *rails,
 		return MRAIL_HEALTH_NOTHING;
 	}
 	return MRAIL_HEALTH_NOTHING;
+}
+
+void mrail_health_start_failed(struct mrail_rail_health *h)
+{
+	h->state = MRAIL_HEALTH_FAILED;
+	h->reason = MRAIL_HEALTH_ERROR;
+	h->in_flight = 0;
+	h->probed_ns = 0;
+	h->changed_ns = 0;
 }
 
 size_t mrail_health_usable_count(const struct mrail_rail_health *rails,

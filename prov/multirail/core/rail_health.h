@@ -59,7 +59,13 @@ struct mrail_rail_health {
 	uint64_t heard_ns;	/* last time the peer was heard on the rail */
 	uint64_t changed_ns;	/* last change of state */
 	uint64_t probed_ns;	/* last probe sent */
+	/* Since when the rail has refused every message to the peer
+	 * (-FI_EAGAIN: ofi_rxm while it connects), or 0. */
+	uint64_t refused_ns;
 	uint64_t failures, recoveries;
+	/* Operations the caller sent again elsewhere when the rail failed,
+	 * and their bytes (counted by the caller, for statistics). */
+	uint64_t reissued_ops, reissued_bytes;
 };
 
 struct mrail_health_config {
@@ -78,8 +84,21 @@ enum mrail_health_action {
 /* An operation to the peer was posted on the rail at now_ns. */
 void mrail_health_posted(struct mrail_rail_health *h, uint64_t now_ns);
 
-/* One of those completed locally (a send). */
-void mrail_health_completed(struct mrail_rail_health *h, uint64_t now_ns);
+/*
+ * The rail refused to take an operation to the peer for now (it was tried
+ * elsewhere). A rail that refuses everything for the rail timeout while
+ * the peer is heard on another rail fails like a stalled one: a rail
+ * connecting to a peer whose link is down refuses until tcp gives up.
+ */
+void mrail_health_refused(struct mrail_rail_health *h, uint64_t now_ns);
+
+/*
+ * One of those completed locally (a send). That restarts the stall clock
+ * only while the peer was heard on the rail within the timeout: a rail
+ * whose link died goes on completing sends until its socket fills.
+ */
+void mrail_health_completed(struct mrail_rail_health *h, uint64_t now_ns,
+			    const struct mrail_health_config *cfg);
 
 /*
  * The peer was heard on the rail: a message from it arrived, or one of the
@@ -97,7 +116,11 @@ bool mrail_health_error(struct mrail_rail_health *h, uint64_t now_ns);
 /*
  * What to do about rail `rail` of a peer whose rails are rails[0..count)
  * at now_ns. The verdict is applied to the record: FAIL leaves it failed
- * with nothing in flight, PROBE leaves it probing.
+ * with nothing in flight, PROBE leaves a failed rail probing. A working
+ * rail the peer was never heard on, while it was on another, gets one
+ * PROBE (and stays up): an answer shows the rail works, and none makes it
+ * stall like any operation would, so a rail whose link is down at the
+ * peer fails even while no traffic of the application goes on it.
  */
 enum mrail_health_action mrail_health_judge(struct mrail_rail_health *rails,
 					    size_t count, size_t rail,
@@ -108,6 +131,10 @@ static inline bool mrail_health_usable(const struct mrail_rail_health *h)
 {
 	return h->state == MRAIL_HEALTH_UP;
 }
+
+/* A rail whose link is down here from the start: failed, its first probe
+ * due at once. */
+void mrail_health_start_failed(struct mrail_rail_health *h);
 
 size_t mrail_health_usable_count(const struct mrail_rail_health *rails,
 				 size_t count);

@@ -153,8 +153,6 @@ int mrail_rail_match_iface(const struct mrail_rail_spec *spec,
 			   const struct mrail_host_iface *ifaces, size_t count,
 			   char *err, size_t err_len)
 {
-	const struct mrail_host_iface *iface;
-	char addr[IP_TEXT_LEN];
 	int n, match;
 
 	if (!spec || (!ifaces && count)) {
@@ -178,18 +176,6 @@ int mrail_rail_match_iface(const struct mrail_rail_spec *spec,
 		mrail_write_err(err, err_len, "unknown attach kind %d",
 			  (int) spec->kind);
 		return -EINVAL;
-	}
-	if (match < 0)
-		return match;
-
-	iface = &ifaces[match];
-	if (!iface->up) {
-		format_ip(&iface->addr, addr, sizeof(addr));
-		mrail_write_err(err, err_len,
-			"interface %.*s (%s) is down; bring it up or leave "
-			"this rail out of FI_MRAIL_RAILS",
-			iface_name_len(iface), iface->name, addr);
-		return -ENETDOWN;
 	}
 	return match;
 }

@@ -29,7 +29,8 @@ struct mrail_host_iface {
  *  ADDR:   the interface holding exactly that address; -ENOENT if none.
  *  SUBNET: the address inside the subnet; -ENOENT if none, -EEXIST when
  *          addresses of two different interfaces lie inside it (ambiguous).
- * An interface that is down is reported as -ENETDOWN.
+ * An interface that is down matches too (ifaces[i].up says so): its link
+ * may come back, and a rail on it is a failed rail, not a mistake.
  * Returns the index into ifaces, or a negative errno with err filled in.
  */
 int mrail_rail_match_iface(const struct mrail_rail_spec *spec,

@@ -162,7 +162,7 @@ static const struct wire_op_rules wire_ops[] = {
 	[MRAIL_OP_ATOMIC_RESP] = { .name = "ATOMIC_RESP", .needs_req_id = true },
 	[MRAIL_OP_CREDIT] = { .name = "CREDIT" },
 	[MRAIL_OP_RSV] = { .name = "RSV" },
-	[MRAIL_OP_PROBE] = { .name = "PROBE" },
+	[MRAIL_OP_PROBE] = { .name = "PROBE", .flags = MRAIL_WIRE_F_ECHO },
 	[MRAIL_OP_COLL] = { .name = "COLL" },
 };
 

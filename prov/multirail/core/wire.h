@@ -116,7 +116,7 @@ enum mrail_wire_op {
 	MRAIL_OP_CREDIT = 10,	/* flow control: the sender may send more */
 	MRAIL_OP_RSV = 11,	/* rail reservation control (core/reserve.h) */
 	MRAIL_OP_COLL = 12,	/* one step of a collective (fi_collective) */
-	MRAIL_OP_PROBE = 13,	/* liveness: no payload, nothing to answer */
+	MRAIL_OP_PROBE = 13,	/* liveness, rail health: no payload */
 };
 
 #define MRAIL_WIRE_F_TAGGED	0x01	/* EAGER, RTS: tag is meaningful */
@@ -125,6 +125,7 @@ enum mrail_wire_op {
 #define MRAIL_WIRE_F_REPLY	0x08	/* HELLO: the answer to a HELLO */
 #define MRAIL_WIRE_F_INLINE	0x10	/* WRITE: the data follows the descriptor */
 #define MRAIL_WIRE_F_INTRO	0x20	/* HELLO: an introduction, not answered */
+#define MRAIL_WIRE_F_ECHO	0x40	/* PROBE: answer with a PROBE on its rail */
 
 struct mrail_wire_hdr {
 	uint8_t op;

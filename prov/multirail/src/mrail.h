@@ -93,6 +93,7 @@ struct mrail_env {
 	char *min_stripe;	/* FI_MRAIL_MIN_STRIPE */
 	char *stripe_ratio;	/* FI_MRAIL_STRIPE_RATIO */
 	char *peer_timeout;	/* FI_MRAIL_PEER_TIMEOUT, checked by getinfo */
+	char *rail_timeout;	/* FI_MRAIL_RAIL_TIMEOUT, checked by getinfo */
 	char *hybrid_threshold;	/* FI_MRAIL_HYBRID_THRESHOLD */
 	char *barrier;		/* FI_MRAIL_BARRIER, NULL: dissemination */
 	char *spin_us;		/* FI_MRAIL_SPIN_US, checked by getinfo */
@@ -127,6 +128,9 @@ void mrail_corelib_thread_enter(void);
 struct mrail_rail {
 	struct mrail_rail_spec spec;
 	char port[MRAIL_ATTACH_MAX];	/* interface or domain it resolved to */
+	/* Its interface was down when resolved: the rail starts failed for
+	 * every peer, and is probed until its link comes up. */
+	bool link_down;
 	struct fi_info *info;		/* owned by the corelib */
 };
 

@@ -39,6 +39,9 @@ int mrail_rx_buf_post(struct mrail_ep *ep, struct mrail_rail_buf *buf)
 /* What became of one received mrail message. */
 enum rx_verdict {
 	RX_DONE,		/* consumed, or dropped after a report */
+	/* A second copy of a numbered message (sent again when a rail
+	 * failed), dropped: the first copy returned the credit. */
+	RX_DUPLICATE,
 	RX_AHEAD,		/* ahead of its peer's window: keep, retry later */
 	RX_STRANGER,		/* from a sender key the AV does not know yet */
 };
@@ -74,12 +77,6 @@ static void rx_hold(struct mrail_ep *ep, struct mrail_rail_buf *buf, size_t len)
 	ep->held = buf;
 }
 
-/* Messages whose arrival is all they say. */
-static void rx_probe(struct mrail_ep *ep, size_t rail, fi_addr_t peer,
-		     const struct mrail_wire_hdr *hdr, const uint8_t *payload)
-{
-}
-
 /*
  * An EAGER or RTS: it waits in its sender's reorder window until the ones
  * sent before it have arrived, then goes to matching in send order. One too
@@ -111,11 +108,18 @@ static enum rx_verdict rx_in_order(struct mrail_ep *ep, size_t rail,
 		free(msg);
 		return RX_AHEAD;
 	}
+	if (ret == -EALREADY) {
+		free(msg);
+		MRAIL_DBG(FI_LOG_EP_DATA, "rail %zu: dropped a second copy of "
+			  "message %" PRIu64 " from peer %" PRIu64 "\n", rail + 1,
+			  hdr->seq, (uint64_t) peer);
+		rx->duplicates++;
+		return RX_DUPLICATE;
+	}
 	if (ret) {
 		free(msg);
-		snprintf(err, sizeof(err), "%s sequence number %" PRIu64
-			 " from peer %" PRIu64 " (next expected %" PRIu64 ")",
-			 ret == -EALREADY ? "duplicate" : "impossibly far ahead",
+		snprintf(err, sizeof(err), "impossibly far ahead sequence number %"
+			 PRIu64 " from peer %" PRIu64 " (next expected %" PRIu64 ")",
 			 hdr->seq, (uint64_t) peer, rx->reorder.next);
 		mrail_cq_report_bad_message(ep, rail, err);
 		return RX_DONE;
@@ -154,7 +158,7 @@ static const struct {
 	[MRAIL_OP_CREDIT] = { RX_ROUTE_DIRECT, mrail_credit_handle_rx },
 	[MRAIL_OP_RSV] = { RX_ROUTE_DIRECT, mrail_rsv_handle_rx },
 	[MRAIL_OP_COLL] = { RX_ROUTE_DIRECT, mrail_coll_handle_rx },
-	[MRAIL_OP_PROBE] = { RX_ROUTE_DIRECT, rx_probe },
+	[MRAIL_OP_PROBE] = { RX_ROUTE_DIRECT, mrail_probe_handle_rx },
 };
 
 /* The route of an opcode from the wire: bounds-checked, since the header
@@ -198,6 +202,7 @@ static enum rx_verdict rx_dispatch(struct mrail_ep *ep, size_t rail,
 		return RX_STRANGER;
 	}
 	mrail_liveness_heard(ep, peer);
+	mrail_rail_heard(ep, peer, rail, false);
 	if (route == RX_ROUTE_IN_ORDER)
 		verdict = rx_in_order(ep, rail, peer, &hdr, payload);
 	else
@@ -262,8 +267,14 @@ static void strangers_retry(struct mrail_ep *ep)
 
 	ep->stranger_generation = ep->av->key_generation;
 	LL_FOREACH_SAFE(ep->strangers, msg, tmp) {
-		if (rx_dispatch(ep, msg->rail, msg->data, msg->len, &sender) != RX_DONE)
+		switch (rx_dispatch(ep, msg->rail, msg->data, msg->len, &sender)) {
+		case RX_AHEAD:
+		case RX_STRANGER:
 			continue;
+		case RX_DONE:
+		case RX_DUPLICATE:
+			break;
+		}
 		LL_DELETE(ep->strangers, msg);
 		ep->stranger_count--;
 		free(msg);
@@ -317,6 +328,7 @@ static bool rx_handle(struct mrail_ep *ep, struct mrail_rail_buf *buf, size_t le
 		stranger_keep(ep, rail, buf->data, len, sender);
 		break;
 	case RX_DONE:
+	case RX_DUPLICATE:
 		break;
 	}
 	/* A HELLO may have taught the AV a key; a delivery may have moved a
@@ -460,5 +472,6 @@ size_t mrail_ep_progress(struct mrail_ep *ep)
 	if (ep->strangers && ep->stranger_generation != ep->av->key_generation)
 		strangers_retry(ep);
 	mrail_liveness_progress(ep);
+	mrail_health_progress(ep);
 	return done;
 }

@@ -325,6 +325,11 @@ static int mrail_ep_control(struct fid *fid, int command, void *arg)
 		ret = ep_ops_flags(ep, command, arg);
 		pthread_mutex_unlock(&ep->domain->lock);
 		return ret;
+	case FI_MRAIL_GET_PEER_RAILS:
+		mrail_domain_lock(ep->domain);
+		ret = mrail_health_control(ep, arg);
+		pthread_mutex_unlock(&ep->domain->lock);
+		return ret;
 	default:
 		return mrail_policy_control(ep, command, arg);
 	}
@@ -828,6 +833,8 @@ int mrail_ep_open(struct fid_domain *domain_fid, struct fi_info *info,
 	ep->msgq = &ep->msg_queue;
 	ep->tagq = &ep->tag_queue;
 	ret = mrail_liveness_env(&ep->live_timeout_ns);
+	if (!ret)
+		ret = mrail_health_env(&ep->health);
 	if (!ret)
 		ret = mrail_policy_init(ep);
 	if (ret) {

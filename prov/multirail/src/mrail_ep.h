@@ -16,6 +16,7 @@
 #include "liveness.h"
 #include "match.h"
 #include "policy.h"
+#include "rail_health.h"
 #include "rail_meter.h"
 #include "ratelimit.h"
 #include "reorder.h"
@@ -60,6 +61,17 @@ struct mrail_rail_buf {
 	struct mrail_cq_entry user;	/* TX: the user completion */
 	uint64_t rdv_req_id;		/* TX of an RTS: its rendezvous, or 0 */
 	fi_addr_t credit_peer;		/* TX: whose credit it spent, or NOTAVAIL */
+	/* TX: the peer it went to (rail health), or FI_ADDR_NOTAVAIL; and
+	 * whether it may go on any rail (the policy picked one) rather
+	 * than on this one only (a HELLO, a reservation, a rail's probe). */
+	fi_addr_t dest;
+	bool any_rail;
+	/* TX: posted to its rail and not completed yet, with len bytes; and
+	 * superseded: the message was sent again on another rail (the rail
+	 * failed for the peer), so its completion does nothing. */
+	bool posted;
+	bool superseded;
+	size_t len;
 	uint8_t *data;
 	struct mrail_rail_buf *free_next;	/* TX: the rail's free list */
 	/* RX held back (not reposted) because it arrived too far ahead of
@@ -75,6 +87,9 @@ struct mrail_peer_rx {
 	/* Credit-spending messages taken off the rails and not yet
 	 * returned to the peer in a CREDIT (flow control, mrail_contact.c). */
 	uint32_t credits_owed;
+	/* Second copies of its messages dropped (sent again by the peer when
+	 * a rail failed, the first copy having arrived after all). */
+	uint64_t duplicates;
 };
 
 /*
@@ -92,6 +107,8 @@ struct mrail_peer {
 	bool introduced;
 	struct mrail_peer_rx rx;		/* its messages to us */
 	struct mrail_live_peer live;	/* liveness (mrail_peer.c) */
+	/* Is each rail still a way to reach it (mrail_health.c)? */
+	struct mrail_rail_health rails[MRAIL_MAX_RAILS];
 };
 
 /*
@@ -199,6 +216,10 @@ struct mrail_ep {
 	 * timeout 0 turns it off. */
 	uint64_t live_timeout_ns;
 	uint64_t live_next_check_ns;
+	/* Rail health (mrail_health.c): FI_MRAIL_RAIL_TIMEOUT and the probe
+	 * interval; when to judge the peers' rails next. */
+	struct mrail_health_config health;
+	uint64_t health_next_check_ns;
 	struct mrail_rsv_ep *rsv;	/* rail reservations (mrail_reserve.c), or NULL */
 	/* Collectives (mrail_coll.c): the EQ fi_ep_bind gave (where
 	 * FI_JOIN_COMPLETE goes), and the groups and their operations. */
@@ -279,6 +300,10 @@ void mrail_policy_xfer_done(struct mrail_ep *ep, uint64_t ahead,
  * counted as an error): the rail meter's input, and adaptive learns.
  * ahead: the transfer's count from mrail_policy_stripe. */
 void mrail_policy_read_posted(struct mrail_ep *ep, size_t rail, ssize_t ret);
+/* bytes of a stripe planned for rail `from` go on rail `to` instead (the
+ * rail failed for the peer); ahead: the transfer's, as for read_done. */
+void mrail_policy_stripe_moved(struct mrail_ep *ep, size_t from, size_t to,
+			       uint64_t bytes, uint64_t ahead);
 void mrail_policy_read_done(struct mrail_ep *ep, size_t rail, uint64_t len, int err,
 			    uint64_t ahead);
 
@@ -293,6 +318,44 @@ int mrail_query_atomic(struct fid_domain *domain, enum fi_datatype datatype,
 /* FI_MRAIL_PEER_TIMEOUT in ns (default when unset); else a warning naming
  * it and -FI_ENODATA. */
 int mrail_liveness_env(uint64_t *timeout_ns);
+
+/*
+ * Rail health per peer (mrail_health.c). The engine reports what each rail
+ * does for a peer: an operation posted, one completed locally (a send), the
+ * peer heard (a message from it, or a read it served), an error. Progress
+ * judges the records now and then: a rail that fails for a peer leaves
+ * every choice of a rail for that peer until a probe on it is answered.
+ */
+/* FI_MRAIL_RAIL_TIMEOUT (default when unset) into cfg; else a warning
+ * naming it and -FI_ENODATA. */
+int mrail_health_env(struct mrail_health_config *cfg);
+void mrail_rail_posted(struct mrail_ep *ep, fi_addr_t peer, size_t rail);
+void mrail_rail_completed(struct mrail_ep *ep, fi_addr_t peer, size_t rail);
+/* The rail answered -FI_EAGAIN to an operation to the peer. */
+void mrail_rail_refused(struct mrail_ep *ep, fi_addr_t peer, size_t rail);
+void mrail_rail_heard(struct mrail_ep *ep, fi_addr_t peer, size_t rail,
+		      bool served_op);
+void mrail_rail_error(struct mrail_ep *ep, fi_addr_t peer, size_t rail);
+/* May the rail carry traffic to the peer now? */
+bool mrail_rail_usable(const struct mrail_ep *ep, fi_addr_t peer, size_t rail);
+/* The first rail after `after` (in turn, `after` itself last) that may
+ * carry traffic to the peer, or -1 when none may. */
+int mrail_rail_usable_after(const struct mrail_ep *ep, fi_addr_t peer,
+			    size_t after);
+/* A new peer's records: rails whose link was down here at fi_getinfo start
+ * failed, probed at once. */
+void mrail_health_peer_init(struct mrail_ep *ep, struct mrail_peer *peer);
+/* A PROBE arrived on the rail: answered on that rail when it asks. */
+void mrail_probe_handle_rx(struct mrail_ep *ep, size_t rail, fi_addr_t peer,
+			   const struct mrail_wire_hdr *hdr,
+			   const uint8_t *payload);
+/* Judges the rails of every peer, at most every few milliseconds. */
+void mrail_health_progress(struct mrail_ep *ep);
+/* Bytes of an operation on a failed rail that went again on another. */
+void mrail_rail_reissued(struct mrail_ep *ep, fi_addr_t peer, size_t rail,
+			 uint64_t bytes);
+/* FI_MRAIL_GET_PEER_RAILS. */
+int mrail_health_control(struct mrail_ep *ep, struct fi_mrail_peer_rails *arg);
 /* The mrail endpoint behind fid, or NULL. */
 struct mrail_ep *mrail_ep_from_fid(struct fid *fid);
 /* fi_ep_alias (FI_ALIAS on the endpoint): an alias with its own default

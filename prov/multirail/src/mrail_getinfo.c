@@ -435,6 +435,9 @@ int mrail_getinfo(uint32_t version, const char *node, const char *service,
 	ret = mrail_liveness_env(&(uint64_t) { 0 });
 	if (ret)
 		goto out;
+	ret = mrail_health_env(&(struct mrail_health_config) { 0 });
+	if (ret)
+		goto out;
 	ret = mrail_idle_env(&(uint64_t) { 0 });
 	if (ret)
 		goto out;

@@ -94,6 +94,12 @@ static void mrail_define_params(void)
 	fi_param_define(&mrail_prov, "stripe_ratio", FI_PARAM_STRING,
 			"Share of the idle rails local_dynamic and dynamic striping use, 0 "
 			"(one rail) to 1 (all, default).");
+	fi_param_define(&mrail_prov, "rail_timeout", FI_PARAM_STRING,
+			"Milliseconds, 10 to 60000 (default 500): a rail that has "
+			"had operations to a peer in flight with nothing back for "
+			"this long, while the peer answered on another rail, is "
+			"failed for that peer and left out until a probe on it is "
+			"answered.");
 	fi_param_define(&mrail_prov, "peer_timeout", FI_PARAM_STRING,
 			"Seconds a peer's rails may refuse every message (while "
 			"this endpoint sends to it or waits on it) before it is "
@@ -135,6 +141,7 @@ static void mrail_read_params(void)
 	fi_param_get_str(&mrail_prov, "min_stripe", &mrail_env.min_stripe);
 	fi_param_get_str(&mrail_prov, "stripe_ratio", &mrail_env.stripe_ratio);
 	fi_param_get_str(&mrail_prov, "peer_timeout", &mrail_env.peer_timeout);
+	fi_param_get_str(&mrail_prov, "rail_timeout", &mrail_env.rail_timeout);
 	fi_param_get_str(&mrail_prov, "hybrid_threshold",
 			 &mrail_env.hybrid_threshold);
 	fi_param_get_str(&mrail_prov, "barrier", &mrail_env.barrier);

@@ -405,6 +405,24 @@ ssize_t mrail_msg_cancel(struct mrail_ep *ep, void *context)
 
 void mrail_msg_handle_tx(struct mrail_ep *ep, struct mrail_rail_buf *buf, int err)
 {
+	buf->posted = false;
+	if (buf->superseded) {
+		/* Sent again on another rail, whose copy completes it. */
+		mrail_tx_buf_put(ep, buf);
+		return;
+	}
+	if (!err) {
+		mrail_rail_completed(ep, buf->dest, buf->rc.rail);
+	} else {
+		mrail_rail_error(ep, buf->dest, buf->rc.rail);
+		/* The rail failed for the peer: a message that may go again
+		 * goes on another of its rails, which completes it. */
+		if (!mrail_rail_usable(ep, buf->dest, buf->rc.rail) &&
+		    !mrail_tx_resend(ep, buf)) {
+			mrail_tx_buf_put(ep, buf);
+			return;
+		}
+	}
 	if (err) {
 		/* rail_handle_error logged the rail's own error. */
 		buf->user.err = err;

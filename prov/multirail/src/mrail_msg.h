@@ -102,6 +102,18 @@ ssize_t mrail_send_common(struct mrail_ep *ep, const struct iovec *iov, size_t c
  * (mrail_policy_tx_rail), or NULL. */
 struct mrail_rail_buf *mrail_tx_buf_get(struct mrail_ep *ep);
 void mrail_tx_buf_put(struct mrail_ep *ep, struct mrail_rail_buf *buf);
+/*
+ * Sends buf's message (posted, or failed by its rail) again on another rail
+ * that may carry traffic to its peer, when it is one that may go twice
+ * (EAGER and RTS, which the peer takes once by sequence number; ACK,
+ * CREDIT). The copy takes over what buf's completion would have done; buf
+ * completes as nothing. Returns 0, -FI_EINVAL for a message that may not
+ * go again, or -FI_EAGAIN when no rail could take it now.
+ */
+int mrail_tx_resend(struct mrail_ep *ep, struct mrail_rail_buf *buf);
+/* Resends the messages posted to peer on rail that have not completed
+ * (the rail has just failed for the peer). */
+void mrail_tx_resend_stuck(struct mrail_ep *ep, fi_addr_t peer, size_t rail);
 /* Sends len bytes of buf to peer on buf's rail; on failure buf goes back to
  * its free list and the rail's error is returned. */
 ssize_t mrail_tx_buf_send(struct mrail_ep *ep, struct mrail_rail_buf *buf,

@@ -48,8 +48,10 @@ int mrail_peer_reserve(struct mrail_ep *ep, fi_addr_t fi_addr)
 	if (!peers)
 		return -FI_ENOMEM;
 	memset(peers + ep->peer_cap, 0, (cap - ep->peer_cap) * sizeof(*peers));
-	for (i = ep->peer_cap; i < cap; i++)
+	for (i = ep->peer_cap; i < cap; i++) {
 		peers[i].tx_credits = MRAIL_TX_CREDITS;
+		mrail_health_peer_init(ep, &peers[i]);
+	}
 	ep->peers = peers;
 	ep->peer_cap = cap;
 	return 0;

@@ -420,6 +420,14 @@ static uint64_t msg_user_bytes(const void *msg, size_t len)
  * pick it was given: the retry goes to the policy's next rail, so a rail
  * that is full or still connecting does not hold the message back.
  */
+/* A PROBE (liveness, rail health) is mrail checking a path, not a
+ * message any policy placed: the counts leave it out. */
+static bool is_probe(const void *msg, size_t len)
+{
+	return len >= MRAIL_WIRE_HDR_LEN &&
+	       ((const uint8_t *) msg)[1] == MRAIL_OP_PROBE;
+}
+
 static bool count_rail_post(struct mrail_rail_counts *c, ssize_t ret)
 {
 	if (ret == -FI_EAGAIN)
@@ -437,6 +445,8 @@ void mrail_policy_tx_posted(struct mrail_ep *ep, size_t rail, const void *msg,
 {
 	struct mrail_rail_counts *c = &ep->policy.rails[rail];
 
+	if ((!ret || ret == -FI_EAGAIN) && is_probe(msg, len))
+		return;
 	if (!count_rail_post(c, ret))
 		return;
 	c->tx_bytes += msg_user_bytes(msg, len);
@@ -446,6 +456,8 @@ void mrail_policy_rx(struct mrail_ep *ep, size_t rail, const void *msg, size_t l
 {
 	struct mrail_rail_counts *c = &ep->policy.rails[rail];
 
+	if (is_probe(msg, len))
+		return;
 	c->rx_ops++;
 	c->rx_bytes += msg_user_bytes(msg, len);
 }
@@ -602,6 +614,15 @@ void mrail_policy_xfer_done(struct mrail_ep *ep, uint64_t ahead,
 	sub_clamped(&pol->planned_ahead, ahead);
 	for (s = 0; s < count; s++)
 		sub_clamped(&pol->queued[stripes[s].rail], unread[s]);
+}
+
+void mrail_policy_stripe_moved(struct mrail_ep *ep, size_t from, size_t to,
+			       uint64_t bytes, uint64_t ahead)
+{
+	if (!ahead)
+		return;
+	sub_clamped(&ep->policy.queued[from], bytes);
+	ep->policy.queued[to] += bytes;
 }
 
 int mrail_policy_stripe(struct mrail_ep *ep, uint64_t len,

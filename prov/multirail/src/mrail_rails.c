@@ -199,12 +199,24 @@ static int rail_resolve_spec(const struct mrail_corelib *lib, uint32_t version,
 	char err[MRAIL_ERR_MAX];
 	int match, ret;
 
+	rail->link_down = false;
 	match = mrail_rail_match_iface(&rail->spec, ifaces->list, ifaces->count,
 				       err, sizeof(err));
 	if (match >= 0) {
 		iface = &ifaces->list[match];
 		mrail_ip_format(&iface->addr, node, sizeof(node));
 		snprintf(rail->port, sizeof(rail->port), "%s", iface->name);
+		if (!iface->up) {
+			/* A link that is down is a failed rail, which comes
+			 * back with its link. */
+			rail->link_down = true;
+			mrail_rail_spec_format(&rail->spec, text, sizeof(text));
+			MRAIL_WARN(FI_LOG_CORE, "FI_MRAIL_RAILS rail %zu \"%s\": "
+				   "interface %s (%s) is down: the rail starts "
+				   "failed, and carries traffic once its link is "
+				   "up and a probe on it is answered\n", index + 1,
+				   text, iface->name, node);
+		}
 		ret = rail_query(lib, version, rail->spec.stack, NULL, node,
 				 service, &rail->info);
 	} else if (match == -ENOENT && rail->spec.kind == MRAIL_ATTACH_NAME) {

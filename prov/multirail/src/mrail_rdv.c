@@ -63,6 +63,7 @@ struct mrail_rdv_read {
 	struct mrail_rail_ctx rc;
 	struct mrail_rdv_recv *rdv;
 	int stripe;
+	uint64_t off;		/* in the transfer */
 	uint64_t len;
 	bool in_use;
 };
@@ -604,24 +605,26 @@ static struct mrail_rdv_read *rdv_free_read(struct mrail_rdv_recv *rdv)
 	return NULL;
 }
 
-/* Issues one read of stripe s; returns 0, -FI_EAGAIN or an error. */
-static int rdv_issue_one(struct mrail_ep *ep, struct mrail_rdv_recv *rdv, int s,
-			 struct mrail_av_peer *peer)
+/*
+ * Posts one read of len bytes at off in the transfer (of stripe s) on rail,
+ * into at most one iov entry; *len is cut to what fits. Returns 0,
+ * -FI_EAGAIN or the rail's error.
+ */
+static int rdv_post_read(struct mrail_ep *ep, struct mrail_rdv_recv *rdv, int s,
+			 uint64_t off, uint64_t *len, size_t rail,
+			 const struct mrail_av_peer *peer)
 {
-	const struct mrail_stripe *stripe = &rdv->stripes[s];
-	uint64_t off = stripe->offset + rdv->issued[s], len, raddr;
 	struct mrail_rdv_read *read = rdv_free_read(rdv);
-	size_t rail = stripe->rail, index = 0, room;
+	size_t index = 0, room;
 	void *desc = NULL;
+	uint64_t raddr;
 	uint8_t *dst;
 	ssize_t ret;
 
 	room = rdv_locate(rdv, off, &index);
 	if (!read || !room)
 		return -FI_EAGAIN;
-	len = stripe->len - rdv->issued[s];
-	len = len < MRAIL_RDV_CHUNK ? len : MRAIL_RDV_CHUNK;
-	len = len < room ? len : room;
+	*len = *len < room ? *len : room;
 	dst = (uint8_t *) rdv->iov[index].iov_base +
 	      (rdv->iov[index].iov_len - room);
 	if (rdv->local_mrs[rail][index])
@@ -634,17 +637,107 @@ static int rdv_issue_one(struct mrail_ep *ep, struct mrail_rdv_recv *rdv, int s,
 	read->rc.rail = rail;
 	read->rdv = rdv;
 	read->stripe = s;
-	ret = fi_read(ep->rail_eps[rail], dst, len, desc, peer->rail_fi_addr[rail],
+	ret = fi_read(ep->rail_eps[rail], dst, *len, desc, peer->rail_fi_addr[rail],
 		      raddr, rdv->rts.keys[rail], &read->rc.ctx);
 	mrail_policy_read_posted(ep, rail, ret);
 	if (ret)
 		return (int) ret;
+	mrail_rail_posted(ep, rdv->peer, rail);
 	read->in_use = true;
-	read->len = len;
-	rdv->issued[s] += len;
+	read->off = off;
+	read->len = *len;
 	rdv->stripe_inflight[s]++;
 	rdv->inflight++;
 	return 0;
+}
+
+/* Issues the next read of stripe s; returns 0, -FI_EAGAIN or an error. */
+static int rdv_issue_one(struct mrail_ep *ep, struct mrail_rdv_recv *rdv, int s,
+			 struct mrail_av_peer *peer)
+{
+	const struct mrail_stripe *stripe = &rdv->stripes[s];
+	uint64_t len = stripe->len - rdv->issued[s];
+	int ret;
+
+	len = len < MRAIL_RDV_CHUNK ? len : MRAIL_RDV_CHUNK;
+	ret = rdv_post_read(ep, rdv, s, stripe->offset + rdv->issued[s], &len,
+			    stripe->rail, peer);
+	if (!ret)
+		rdv->issued[s] += len;
+	return ret;
+}
+
+/*
+ * A read of the transfer failed on a rail that has failed for the peer
+ * since: the same bytes are read again over another of its rails. Nothing
+ * can still land from the failed read. Returns whether that read went.
+ */
+static bool rdv_reread(struct mrail_ep *ep, struct mrail_rdv_recv *rdv,
+		       const struct mrail_rdv_read *failed)
+{
+	struct mrail_av_peer *peer = mrail_av_get_peer(ep->av, rdv->peer);
+	/* The failed read's slot is free again, and may be the next one's. */
+	uint64_t off = failed->off, left = failed->len, len;
+	size_t from = failed->rc.rail;
+	int s = failed->stripe, to;
+
+	to = mrail_rail_usable_after(ep, rdv->peer, from);
+	if (!peer || rdv->rsv.active || to < 0 || (size_t) to == from)
+		return false;
+	/* One read covers it unless an iov boundary cuts it. */
+	while (left) {
+		len = left;
+		if (rdv_post_read(ep, rdv, s, off, &len, (size_t) to, peer))
+			return false;
+		mrail_rail_reissued(ep, rdv->peer, from, len);
+		off += len;
+		left -= len;
+	}
+	return true;
+}
+
+/*
+ * What is left to read of a stripe on a rail that has failed for the peer
+ * goes on the next rail that has not (two stripes may then share a rail).
+ * Its reads in flight stay where they are. Rails a reservation granted are
+ * the reservation's.
+ */
+static void rdv_steer(struct mrail_ep *ep, struct mrail_rdv_recv *rdv)
+{
+	size_t from;
+	int s, to;
+
+	if (rdv->rsv.active)
+		return;
+	for (s = 0; s < rdv->stripe_count; s++) {
+		from = rdv->stripes[s].rail;
+		if (rdv->issued[s] == rdv->stripes[s].len ||
+		    mrail_rail_usable(ep, rdv->peer, from))
+			continue;
+		to = mrail_rail_usable_after(ep, rdv->peer, from);
+		if (to < 0 || (size_t) to == from)
+			continue;
+		mrail_policy_stripe_moved(ep, from, (size_t) to,
+					  rdv->stripes[s].len - rdv->issued[s],
+					  rdv->ahead);
+		rdv->stripes[s].rail = (uint8_t) to;
+	}
+}
+
+/* The rail of stripe s refused to start a read: it fails for the peer, and
+ * the stripe moves to another rail. Returns whether it moved. */
+static bool rdv_read_refused(struct mrail_ep *ep, struct mrail_rdv_recv *rdv,
+			     int s)
+{
+	size_t rail = rdv->stripes[s].rail;
+
+	if (rdv->rsv.active)
+		return false;
+	mrail_rail_error(ep, rdv->peer, rail);
+	if (mrail_rail_usable(ep, rdv->peer, rail))
+		return false;
+	rdv_steer(ep, rdv);
+	return rdv->stripes[s].rail != rail;
 }
 
 /* Issues what the rails will take now; finishes when nothing is left. */
@@ -671,12 +764,16 @@ static void rdv_issue(struct mrail_ep *ep, struct mrail_rdv_recv *rdv)
 			   "rendezvous receive\n", (uint64_t) rdv->peer);
 		rdv->err = FI_EIO;
 	}
+	if (!rdv->err)
+		rdv_steer(ep, rdv);
 	for (s = 0; s < rdv->stripe_count && !rdv->err; s++) {
 		while (rdv->issued[s] < rdv->stripes[s].len &&
 		       rdv->stripe_inflight[s] < MRAIL_RDV_READS_PER_RAIL) {
 			ret = rdv_issue_one(ep, rdv, s, peer);
 			if (ret == -FI_EAGAIN)
 				break;
+			if (ret && rdv_read_refused(ep, rdv, s))
+				continue;
 			if (ret) {
 				MRAIL_WARN(FI_LOG_EP_DATA, "rail %d: a rendezvous "
 					   "read failed to start: %s\n",
@@ -890,11 +987,18 @@ void mrail_rdv_handle_read(struct mrail_ep *ep, struct mrail_rail_ctx *rc, int e
 	struct mrail_rdv_recv *rdv = read->rdv;
 
 	read->in_use = false;
+	/* A read served is the peer heard on the rail. */
+	if (err)
+		mrail_rail_error(ep, rdv->peer, rc->rail);
+	else
+		mrail_rail_heard(ep, rdv->peer, rc->rail, true);
 	mrail_policy_read_done(ep, rc->rail, read->len, err, rdv->ahead);
 	rdv->stripe_inflight[read->stripe]--;
 	rdv->inflight--;
-	/* The first failure is the transfer's (rail_handle_error logged it). */
-	if (err && !rdv->err)
+	/* A rail that failed for the peer: its bytes go over another. The
+	 * first failure left is the transfer's (rail_handle_error logged it). */
+	if (err && !rdv->err &&
+	    (mrail_rail_usable(ep, rdv->peer, rc->rail) || !rdv_reread(ep, rdv, read)))
 		rdv->err = err;
 	rdv_issue(ep, rdv);
 }

@@ -57,6 +57,11 @@ struct mrail_rail_buf *mrail_tx_buf_on_rail(struct mrail_ep *ep, size_t rail)
 	buf->free_next = NULL;
 	buf->rdv_req_id = 0;
 	buf->credit_peer = FI_ADDR_NOTAVAIL;
+	buf->dest = FI_ADDR_NOTAVAIL;
+	buf->any_rail = false;
+	buf->posted = false;
+	buf->superseded = false;
+	buf->len = 0;
 	buf->complete_user = false;
 	return buf;
 }
@@ -64,16 +69,63 @@ struct mrail_rail_buf *mrail_tx_buf_on_rail(struct mrail_ep *ep, size_t rail)
 struct mrail_rail_buf *mrail_tx_buf_get(struct mrail_ep *ep)
 {
 	int rail = mrail_policy_tx_rail(ep);	/* the multiplexing policy */
+	struct mrail_rail_buf *buf;
 
 	if (rail < 0)
 		return NULL;
-	return mrail_tx_buf_on_rail(ep, (size_t) rail);
+	buf = mrail_tx_buf_on_rail(ep, (size_t) rail);
+	if (buf)
+		buf->any_rail = true;
+	return buf;
 }
 
 void mrail_tx_buf_put(struct mrail_ep *ep, struct mrail_rail_buf *buf)
 {
 	buf->free_next = ep->tx_free[buf->rc.rail];
 	ep->tx_free[buf->rc.rail] = buf;
+}
+
+/* A free buffer of another rail holding buf's message (len bytes) and
+ * what its completion does; buf itself is untouched. NULL: none free. */
+static struct mrail_rail_buf *tx_buf_copy_to(struct mrail_ep *ep,
+					     const struct mrail_rail_buf *buf,
+					     size_t len, size_t rail)
+{
+	struct mrail_rail_buf *other = mrail_tx_buf_on_rail(ep, rail);
+
+	if (!other)
+		return NULL;
+	memcpy(other->data, buf->data, len);
+	other->complete_user = buf->complete_user;
+	other->user = buf->user;
+	other->rdv_req_id = buf->rdv_req_id;
+	other->any_rail = buf->any_rail;
+	return other;
+}
+
+/*
+ * The policy put *bufp on a rail that has failed for the peer: the message
+ * moves to the next rail that has not, with a free buffer; it stays where
+ * it is when there is none (the rail may yet come back).
+ */
+static void tx_steer(struct mrail_ep *ep, struct mrail_rail_buf **bufp,
+		     size_t len, fi_addr_t dest)
+{
+	const struct mrail_av_peer *peer = mrail_av_get_peer(ep->av, dest);
+	struct mrail_rail_buf *buf = *bufp, *other;
+	size_t n, rail;
+
+	for (n = 1; n < ep->rail_count && peer; n++) {
+		rail = (buf->rc.rail + n) % ep->rail_count;
+		if (rail >= peer->rails_held || !mrail_rail_usable(ep, dest, rail))
+			continue;
+		other = tx_buf_copy_to(ep, buf, len, rail);
+		if (!other)
+			continue;
+		mrail_tx_buf_put(ep, buf);
+		*bufp = other;
+		return;
+	}
 }
 
 /*
@@ -89,35 +141,67 @@ static ssize_t tx_send_elsewhere(struct mrail_ep *ep, struct mrail_rail_buf **bu
 				 size_t len, const struct mrail_av_peer *peer)
 {
 	struct mrail_rail_buf *buf = *bufp, *other;
+	fi_addr_t dest = (fi_addr_t) (peer - ep->av->peers);
 	size_t n, rail;
 	ssize_t ret = -FI_EAGAIN;
 
 	for (n = 1; n < ep->rail_count && ret == -FI_EAGAIN; n++) {
 		rail = (buf->rc.rail + n) % ep->rail_count;
 		/* A partial peer has rail 0 only; a rail of weight 0
-		 * never carries messages. */
-		if (rail >= peer->rails_held || !ep->tx_free[rail] ||
+		 * never carries messages, nor one failed for the peer. */
+		if (rail >= peer->rails_held ||
 		    (ep->policy.mux.policy == MRAIL_MUX_WEIGHTED &&
-		     !ep->policy.mux.weight[rail]))
+		     !ep->policy.mux.weight[rail]) ||
+		    !mrail_rail_usable(ep, dest, rail))
 			continue;
-		other = ep->tx_free[rail];
-		ep->tx_free[rail] = other->free_next;
-		other->free_next = NULL;
-		memcpy(other->data, buf->data, len);
-		other->complete_user = buf->complete_user;
-		other->user = buf->user;
-		other->rdv_req_id = buf->rdv_req_id;
-		other->credit_peer = FI_ADDR_NOTAVAIL;
+		other = tx_buf_copy_to(ep, buf, len, rail);
+		if (!other)
+			continue;
 		ret = fi_send(ep->rail_eps[rail], other->data, len,
 			      ep->rail_desc[rail], peer->rail_fi_addr[rail],
 			      &other->rc.ctx);
 		mrail_policy_tx_posted(ep, rail, other->data, len, ret);
 		if (ret) {
+			if (ret == -FI_EAGAIN)
+				mrail_rail_refused(ep, dest, rail);
 			mrail_tx_buf_put(ep, other);
 			continue;
 		}
 		mrail_tx_buf_put(ep, buf);
 		*bufp = other;
+	}
+	return ret;
+}
+
+/*
+ * A rail refused to start the send of *bufp to a peer (ofi_rxm answers
+ * -FI_ENETUNREACH at once when the rail's interface is down here). The rail
+ * fails for that peer, and the message goes to the next rail that has not,
+ * until one takes it. Returns the last rail's answer.
+ */
+static ssize_t tx_fail_over(struct mrail_ep *ep, struct mrail_rail_buf **bufp,
+			    size_t len, const struct mrail_av_peer *peer,
+			    fi_addr_t dest, ssize_t ret)
+{
+	size_t rail, tries;
+
+	for (tries = 1; ret && ret != -FI_EAGAIN && tries < ep->rail_count;
+	     tries++) {
+		rail = (*bufp)->rc.rail;
+		mrail_rail_error(ep, dest, rail);
+		/* A message bound to its rail (a probe), or the peer's last
+		 * rail: the error stands. */
+		if (!(*bufp)->any_rail || mrail_rail_usable(ep, dest, rail))
+			break;
+		tx_steer(ep, bufp, len, dest);
+		/* No other rail has a free buffer now: wait for one. */
+		if ((*bufp)->rc.rail == rail)
+			return -FI_EAGAIN;
+		rail = (*bufp)->rc.rail;
+		ret = fi_send(ep->rail_eps[rail], (*bufp)->data, len,
+			      ep->rail_desc[rail], peer->rail_fi_addr[rail],
+			      &(*bufp)->rc.ctx);
+		mrail_policy_tx_posted(ep, rail, (*bufp)->data, len, ret);
 	}
 	return ret;
 }
@@ -151,21 +235,115 @@ ssize_t mrail_tx_buf_send(struct mrail_ep *ep, struct mrail_rail_buf *buf,
 			return -FI_EAGAIN;
 		}
 	}
+	if (buf->any_rail && !mrail_rail_usable(ep, dest, rail)) {
+		tx_steer(ep, &buf, len, dest);
+		rail = buf->rc.rail;
+		/* The rails that work for the peer have no free buffer now:
+		 * wait for one rather than use the failed rail. */
+		if (!mrail_rail_usable(ep, dest, rail) &&
+		    mrail_rail_usable_after(ep, dest, rail) >= 0) {
+			mrail_tx_buf_put(ep, buf);
+			return -FI_EAGAIN;
+		}
+	}
 	ret = fi_send(ep->rail_eps[rail], buf->data, len, ep->rail_desc[rail],
 		      peer->rail_fi_addr[rail], &buf->rc.ctx);
 	mrail_policy_tx_posted(ep, rail, buf->data, len, ret);
-	if (ret == -FI_EAGAIN)
+	if (ret == -FI_EAGAIN) {
+		mrail_rail_refused(ep, dest, rail);
 		ret = tx_send_elsewhere(ep, &buf, len, peer);
+	} else if (ret)
+		ret = tx_fail_over(ep, &buf, len, peer, dest, ret);
 	mrail_liveness_sent(ep, dest, ret);
 	if (ret) {
 		mrail_tx_buf_put(ep, buf);
 		return ret;
 	}
+	buf->dest = dest;
+	buf->len = len;
+	buf->posted = true;
+	mrail_rail_posted(ep, dest, buf->rc.rail);
 	if (spends) {
 		ep->peers[dest].tx_credits--;
 		buf->credit_peer = dest;
 	}
 	return 0;
+}
+
+/* Messages sent again when their rail fails: the numbered ones, which the
+ * peer takes once whichever copy comes first, and the answers a sender
+ * waits on. Others (an atomic, a write with CQ data) must not run twice. */
+static bool tx_may_resend(const struct mrail_rail_buf *buf)
+{
+	if (buf->len < MRAIL_WIRE_HDR_LEN || !buf->any_rail)
+		return false;
+	switch (buf->data[1]) {
+	case MRAIL_OP_EAGER:
+	case MRAIL_OP_RTS:
+	case MRAIL_OP_ACK:
+	case MRAIL_OP_CREDIT:
+		return true;
+	default:
+		return false;
+	}
+}
+
+int mrail_tx_resend(struct mrail_ep *ep, struct mrail_rail_buf *buf)
+{
+	struct mrail_av_peer *peer = mrail_av_get_peer(ep->av, buf->dest);
+	struct mrail_rail_buf *copy;
+	size_t n, rail;
+	ssize_t ret;
+
+	if (!peer || buf->superseded || !tx_may_resend(buf))
+		return -FI_EINVAL;
+	for (n = 1; n < ep->rail_count; n++) {
+		rail = (buf->rc.rail + n) % ep->rail_count;
+		if (rail >= peer->rails_held ||
+		    !mrail_rail_usable(ep, buf->dest, rail))
+			continue;
+		copy = tx_buf_copy_to(ep, buf, buf->len, rail);
+		if (!copy)
+			continue;
+		ret = fi_send(ep->rail_eps[rail], copy->data, buf->len,
+			      ep->rail_desc[rail], peer->rail_fi_addr[rail],
+			      &copy->rc.ctx);
+		mrail_policy_tx_posted(ep, rail, copy->data, buf->len, ret);
+		if (ret) {
+			mrail_tx_buf_put(ep, copy);
+			continue;
+		}
+		copy->credit_peer = buf->credit_peer;
+		copy->dest = buf->dest;
+		copy->len = buf->len;
+		copy->posted = true;
+		mrail_rail_posted(ep, copy->dest, rail);
+		mrail_rail_reissued(ep, buf->dest, buf->rc.rail, buf->len);
+		/* What its completion would have done is the copy's now. */
+		buf->superseded = true;
+		buf->credit_peer = FI_ADDR_NOTAVAIL;
+		buf->complete_user = false;
+		buf->rdv_req_id = 0;
+		buf->user.flags = 0;
+		return 0;
+	}
+	return -FI_EAGAIN;
+}
+
+void mrail_tx_resend_stuck(struct mrail_ep *ep, fi_addr_t peer, size_t rail)
+{
+	struct mrail_rail_buf *buf;
+	size_t i;
+
+	for (i = 0; i < MRAIL_TX_BUFS_PER_RAIL; i++) {
+		buf = &ep->tx_bufs[rail][i];
+		if (buf->posted && !buf->superseded && buf->dest == peer &&
+		    tx_may_resend(buf) && mrail_tx_resend(ep, buf))
+			MRAIL_DBG(FI_LOG_EP_DATA, "rail %zu: a message to peer %"
+				  PRIu64 " stays on the failed rail: no other "
+				  "rail could take it now\n", rail + 1,
+				  (uint64_t) peer);
+	}
 }
 
 /* ---- control messages and the deferred-work queue ---- */
