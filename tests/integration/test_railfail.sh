@@ -7,8 +7,12 @@
 # rendezvous sizes up to 1 MiB) passes over the rail that works. Each host
 # then reports (fi_mrail_msg -H, fi_control FI_MRAIL_GET_PEER_RAILS) rail 1
 # up and rail 2 not. Then the link comes back while both processes run a
-# second time, and rail 2 must be up again on both hosts. And a bad
-# FI_MRAIL_RAIL_TIMEOUT fails fi_getinfo with a warning naming it.
+# second time, and rail 2 must be up again on both hosts. Then the link
+# dies mid-run, on either host (eager sizes): every check passes, both
+# hosts fail the rail, and what it had not delivered goes again on rail 1.
+# Then the link flaps (down and up every second for 20 s) under the whole
+# run, every size. And a bad FI_MRAIL_RAIL_TIMEOUT fails fi_getinfo with a
+# warning naming it.
 #
 # Needs MRAIL_BUILD; MRAIL_PRELOAD is preloaded into programs that load mrail.
 set -uo pipefail
@@ -91,6 +95,77 @@ comes_back() {
 	fi
 }
 comes_back
+
+# health_field LOG RAIL FIELD: a number from the -H line of a rail.
+health_field() {
+	sed -n "s/^rail health: $2 .* $3 \([0-9]*\).*/\1/p" "$1" | tail -n 1
+}
+
+# Link mr1 of host goes down 4 s into a run of fi_mrail_msg (every check of
+# which compares the data byte for byte and counts the completions); it
+# comes back after the run. The run must pass on both sides, both must
+# report rail 2 failed, and what was out on it must have gone again.
+mid_stream() {
+	local name=$1 host=$2 why= h bg; shift 2
+	port=$((port + 2))
+	PAIR_LOGS=$(mktemp -d "$TEST_LOGDIR/railfail.XXXXXX")
+	( sleep 4; "$TESTBED" exec "$host" ip link set mr1 down ) &
+	bg=$!
+	run_pair "$name: fi_mrail_msg $*" 300 "$rails" "$msg_test" -E $port -H "$@"
+	wait $bg
+	"$TESTBED" exec "$host" ip link set mr1 up
+	for h in server client; do
+		grep -q 'rail 2 (tcp;ofi_rxm@mr1) failed for peer' "$PAIR_LOGS/$h" ||
+			why="${why:+$why; }no warning on the $h that rail 2 failed"
+		[[ $(health_field "$PAIR_LOGS/$h" 1 failures) == 0 ]] ||
+			why="${why:+$why; }the $h failed rail 1 too"
+	done
+	(( $(health_field "$PAIR_LOGS/server" 2 reissued) +
+	   $(health_field "$PAIR_LOGS/client" 2 reissued) > 0 )) ||
+		why="${why:+$why; }nothing was sent again"
+	if [[ -z $why ]]; then
+		pass "$name: rail 2 failed on both hosts, reissued $(health_field \
+			"$PAIR_LOGS/server" 2 reissued) + $(health_field \
+			"$PAIR_LOGS/client" 2 reissued) operations"
+	else
+		fail "$name: rail health" "$why"
+	fi
+}
+# Eager sizes: a rendezvous read out on a rail whose link stays down waits
+# for it (see RAIL FAILURE in fi_mrail(7)); the flapping test below has
+# every size.
+mid_stream "mr1 down on the server's host mid-run, eager sizes" 1 -S 16336 -I 200
+mid_stream "mr1 down on the client's host mid-run, eager sizes" 2 -S 16336 -I 200
+
+# Flapping: mr1 of the server's host down and up every second for 20 s
+# under the whole fi_mrail_msg run.
+flapping() {
+	local name="mr1 flapping on the server's host for 20 s" why= h bg
+	port=$((port + 2))
+	PAIR_LOGS=$(mktemp -d "$TEST_LOGDIR/railfail.XXXXXX")
+	( sleep 2
+	  for _ in 1 2 3 4 5 6 7 8 9 10; do
+		"$TESTBED" exec 1 ip link set mr1 down; sleep 1
+		"$TESTBED" exec 1 ip link set mr1 up; sleep 1
+	  done ) &
+	bg=$!
+	run_pair "$name: fi_mrail_msg" 300 "$rails" "$msg_test" -E $port -H -I 40
+	wait $bg
+	"$TESTBED" exec 1 ip link set mr1 up
+	(( $(health_field "$PAIR_LOGS/server" 2 failures) >= 2 &&
+	   $(health_field "$PAIR_LOGS/server" 2 recoveries) >= 2 )) ||
+		why="the server saw rail 2 fail $(health_field "$PAIR_LOGS/server" \
+			2 failures) and come back $(health_field "$PAIR_LOGS/server" \
+			2 recoveries) times (2 or more each expected)"
+	if [[ -z $why ]]; then
+		pass "$name: rail 2 failed $(health_field "$PAIR_LOGS/server" 2 \
+			failures) times and came back $(health_field "$PAIR_LOGS/server" \
+			2 recoveries) on the server"
+	else
+		fail "$name: rail health" "$why"
+	fi
+}
+flapping
 
 bad_env_refused FI_MRAIL_RAIL_TIMEOUT 5 \
 	"FI_MRAIL_RAIL_TIMEOUT: '5' is not a whole number of milliseconds from 10 to 60000"

@@ -431,7 +431,7 @@ Test(wire_round_trip, hello_carries_a_real_address)
 Test(wire_layout, header_bytes_are_little_endian_at_documented_offsets)
 {
 	static const uint8_t want[MRAIL_WIRE_HDR_LEN] = {
-		2, 1, 0x07, 0,
+		3, 1, 0x07, 0,
 		0x10, 0x00, 0x00, 0x00,
 		0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01,
 		0x18, 0x17, 0x16, 0x15, 0x14, 0x13, 0x12, 0x11,
@@ -510,7 +510,7 @@ Test(wire_hdr_frame, version)
 	raw_valid_msg(&m, MRAIL_OP_EAGER, 0, 4);
 	m.bytes[0] = 1;
 	assert_msg_refused(&m, &test_limits, -EINVAL,
-			   "wire version 1 is not supported (expected 2)");
+			   "wire version 1 is not supported (expected 3)");
 	m.bytes[0] = 0;
 	assert_msg_refused(&m, &test_limits, -EINVAL, "wire version 0");
 }
@@ -678,7 +678,7 @@ Test(wire_hdr_rules, flags_each_op_refuses)
 	} ops[] = {
 		{ MRAIL_OP_EAGER, ALL_FLAGS, 0 },
 		{ MRAIL_OP_RTS, MRAIL_WIRE_F_TAGGED | MRAIL_WIRE_F_CQ_DATA, 0 },
-		{ MRAIL_OP_ACK, 0, 0 },
+		{ MRAIL_OP_ACK, MRAIL_WIRE_F_AGAIN, 0 },
 		{ MRAIL_OP_HELLO, MRAIL_WIRE_F_REPLY, MRAIL_WIRE_F_INTRO },
 		{ MRAIL_OP_HELLO, MRAIL_WIRE_F_INTRO, MRAIL_WIRE_F_REPLY },
 	};
@@ -748,9 +748,9 @@ Test(wire_hdr_rules, flags_message_examples)
 	struct test_msg m;
 
 	raw_valid_msg(&m, MRAIL_OP_ACK, 0, MRAIL_WIRE_ACK_LEN);
-	m.bytes[2] = 0x08;
+	m.bytes[2] = MRAIL_WIRE_F_TAGGED;
 	assert_msg_refused(&m, &test_limits, -EINVAL,
-			   "flags 0x08 not allowed for ACK");
+			   "flags 0x01 not allowed for ACK");
 	raw_valid_msg(&m, MRAIL_OP_RTS, 0, valid_payload_len(MRAIL_OP_RTS));
 	m.bytes[2] = MRAIL_WIRE_F_ACK_REQ;
 	assert_msg_refused(&m, &test_limits, -EINVAL,
@@ -1605,47 +1605,56 @@ Test(wire_credit, round_trip_and_layout)
 	};
 	static const uint8_t want[MRAIL_WIRE_CREDIT_LEN] = {
 		0x20, 0x01, 0, 0, 0, 0, 0, 0,
+		0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x80,
+	};
+	const struct mrail_wire_credit sent = {
+		.taken = 0x120, .next_seq = 0x8001020304050607ull,
 	};
 	uint8_t payload[MRAIL_WIRE_CREDIT_LEN];
+	struct mrail_wire_credit got;
 	char err[MRAIL_ERR_MAX];
-	uint32_t credits;
 
-	cr_assert_eq(mrail_wire_credit_encode(0x120, payload, sizeof(payload)),
+	cr_assert_eq(mrail_wire_credit_encode(&sent, payload, sizeof(payload)),
 		     MRAIL_WIRE_CREDIT_LEN);
 	cr_assert_arr_eq(payload, want, sizeof(want));
 	assert_hdr_round_trip(&hdr, payload, &test_limits);
-	cr_assert_eq(mrail_wire_credit_decode(payload, sizeof(payload), &credits,
+	cr_assert_eq(mrail_wire_credit_decode(payload, sizeof(payload), &got,
 					      err, sizeof(err)), 0, "%s", err);
-	cr_assert_eq(credits, 0x120);
+	cr_assert_eq(got.taken, sent.taken);
+	cr_assert_eq(got.next_seq, sent.next_seq);
 }
 
 Test(wire_credit, refused)
 {
 	uint8_t payload[MRAIL_WIRE_CREDIT_LEN + 1] = { 0 };
+	const struct mrail_wire_credit none = { .taken = 0, .next_seq = 5 };
+	struct mrail_wire_credit got = { 7, 7 };
 	char err[MRAIL_ERR_MAX];
-	uint32_t credits = 7;
 	struct test_msg m;
 
-	cr_assert_eq(mrail_wire_credit_encode(0, payload, sizeof(payload)), -EINVAL);
-	cr_assert_eq(mrail_wire_credit_encode(1, payload, 7), -ENOSPC);
+	cr_assert_eq(mrail_wire_credit_encode(NULL, payload, sizeof(payload)),
+		     -EINVAL);
+	cr_assert_eq(mrail_wire_credit_encode(&none, payload,
+					      MRAIL_WIRE_CREDIT_LEN - 1), -ENOSPC);
+	/* Nothing taken yet, waiting for message 5 (the first ones lost). */
+	cr_assert_eq(mrail_wire_credit_encode(&none, payload, sizeof(payload)),
+		     MRAIL_WIRE_CREDIT_LEN);
 	cr_assert_eq(mrail_wire_credit_decode(payload, MRAIL_WIRE_CREDIT_LEN,
-					      &credits, err, sizeof(err)), -EINVAL);
-	cr_assert_not_null(strstr(err, "grants 0 credits"), "%s", err);
-	cr_assert_eq(credits, 0);
-	payload[0] = 1;
-	payload[5] = 1;
-	cr_assert_eq(mrail_wire_credit_decode(payload, MRAIL_WIRE_CREDIT_LEN,
-					      &credits, err, sizeof(err)), -EINVAL);
-	cr_assert_not_null(strstr(err, "reserved"), "%s", err);
-	payload[5] = 0;
+					      &got, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(got.taken, 0);
+	cr_assert_eq(got.next_seq, 5);
 	cr_assert_eq(mrail_wire_credit_decode(payload, MRAIL_WIRE_CREDIT_LEN + 1,
-					      &credits, err, sizeof(err)), -EINVAL);
+					      &got, err, sizeof(err)), -EINVAL);
+	cr_assert_not_null(strstr(err, "expected 16"), "%s", err);
+	cr_assert_eq(got.next_seq, 0, "cleared on refusal");
+	cr_assert_eq(mrail_wire_credit_decode(payload, MRAIL_WIRE_CREDIT_LEN - 1,
+					      &got, err, sizeof(err)), -EINVAL);
 	/* The header rules: a CREDIT is numbered by nothing, answers nothing. */
 	raw_valid_msg(&m, MRAIL_OP_CREDIT, 0, MRAIL_WIRE_CREDIT_LEN);
 	assert_raw_round_trip(&m, &test_limits);
 	raw_valid_msg(&m, MRAIL_OP_CREDIT, 0, 4);
 	assert_msg_refused(&m, &test_limits, -EINVAL,
-			   "CREDIT payload of 4 bytes, expected 8");
+			   "CREDIT payload of 4 bytes, expected 16");
 	raw_valid_msg(&m, MRAIL_OP_CREDIT, 0, MRAIL_WIRE_CREDIT_LEN);
 	m.bytes[8] = 1;
 	assert_msg_refused(&m, &test_limits, -EINVAL, "CREDIT carries seq 1");
@@ -1677,6 +1686,65 @@ Test(wire_credit, which_ops_spend_credits)
 	msg[1] = MRAIL_OP_EAGER;
 	cr_assert_not(mrail_wire_needs_credit(msg, MRAIL_WIRE_HDR_LEN - 1),
 		      "a message shorter than a header spends nothing");
+}
+
+Test(wire_credit, which_ops_are_numbered)
+{
+	static const uint8_t numbered[] = { MRAIL_OP_EAGER, MRAIL_OP_RTS };
+	static const uint8_t unnumbered[] = {
+		MRAIL_OP_ACK, MRAIL_OP_HELLO, MRAIL_OP_WRITE, MRAIL_OP_READ_REQ,
+		MRAIL_OP_READ_RESP, MRAIL_OP_CREDIT, MRAIL_OP_ATOMIC,
+		MRAIL_OP_PROBE, 0xff,
+	};
+	struct test_msg m;
+	uint64_t seq;
+	size_t i;
+
+	for (i = 0; i < sizeof(numbered); i++) {
+		raw_valid_msg(&m, numbered[i], 0, numbered[i] == MRAIL_OP_RTS ?
+			      MRAIL_WIRE_RTS_FIXED_LEN + 8 : 0);
+		seq = 0;
+		cr_assert(mrail_wire_sequenced(m.bytes, MRAIL_WIRE_HDR_LEN, &seq),
+			  "op %u", numbered[i]);
+		cr_assert_eq(seq, 0x0102030405060708ull);
+		cr_assert_not(mrail_wire_sequenced(m.bytes, MRAIL_WIRE_HDR_LEN - 1,
+						   &seq), "shorter than a header");
+	}
+	for (i = 0; i < sizeof(unnumbered); i++) {
+		memset(m.bytes, 0, MRAIL_WIRE_HDR_LEN);
+		m.bytes[1] = unnumbered[i];
+		seq = 7;
+		cr_assert_not(mrail_wire_sequenced(m.bytes, MRAIL_WIRE_HDR_LEN, &seq),
+			      "op %u", unnumbered[i]);
+		cr_assert_eq(seq, 7, "left alone");
+	}
+}
+
+Test(wire_ack, a_second_copy_is_marked_and_still_valid)
+{
+	struct test_msg m;
+	struct mrail_wire_hdr hdr;
+	char err[MRAIL_ERR_MAX];
+
+	raw_valid_msg(&m, MRAIL_OP_ACK, 0, MRAIL_WIRE_ACK_LEN);
+	cr_assert(mrail_wire_ack_mark_again(m.bytes, m.len));
+	cr_assert_eq(m.bytes[2], MRAIL_WIRE_F_AGAIN);
+	cr_assert_eq(mrail_wire_hdr_decode(m.bytes, m.len, &test_limits, &hdr,
+					   err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(hdr.flags, MRAIL_WIRE_F_AGAIN);
+	cr_assert(mrail_wire_ack_mark_again(m.bytes, m.len), "twice: the same");
+	assert_raw_round_trip(&m, &test_limits);
+	/* Nothing else is marked, nor a message shorter than a header. */
+	raw_valid_msg(&m, MRAIL_OP_EAGER, 0, 4);
+	cr_assert_not(mrail_wire_ack_mark_again(m.bytes, m.len));
+	cr_assert_eq(m.bytes[2], 0);
+	raw_valid_msg(&m, MRAIL_OP_ACK, 0, MRAIL_WIRE_ACK_LEN);
+	cr_assert_not(mrail_wire_ack_mark_again(m.bytes, MRAIL_WIRE_HDR_LEN - 1));
+	cr_assert_eq(m.bytes[2], 0);
+	/* The flags are the ACK's alone. */
+	raw_valid_msg(&m, MRAIL_OP_CREDIT, 0, MRAIL_WIRE_CREDIT_LEN);
+	m.bytes[2] = MRAIL_WIRE_F_AGAIN;
+	assert_msg_refused(&m, &test_limits, -EINVAL, "CREDIT");
 }
 
 Test(wire_probe, empty_unnumbered_and_spends_no_credit)

@@ -20,6 +20,8 @@ static void fail(struct mrail_rail_health *h, enum mrail_health_reason reason,
 	h->reason = (uint8_t) reason;
 	h->in_flight = 0;
 	h->refused_ns = 0;
+	h->echo_wait_ns = 0;
+	h->alive_ns = 0;
 	/* The first probe goes one interval after the failure. */
 	h->probed_ns = now_ns;
 	h->failures++;
@@ -49,7 +51,14 @@ void mrail_health_completed(struct mrail_rail_health *h, uint64_t now_ns,
 	 * peer is being heard on the rail. */
 	if (now_ns - h->heard_ns < cfg->timeout_ns)
 		h->progress_ns = now_ns;
+	h->sent_ns = now_ns;
 	h->refused_ns = 0;
+}
+
+void mrail_health_probe_completed(struct mrail_rail_health *h)
+{
+	if (h->in_flight)
+		h->in_flight--;
 }
 
 bool mrail_health_heard(struct mrail_rail_health *h, bool served_op,
@@ -59,6 +68,8 @@ bool mrail_health_heard(struct mrail_rail_health *h, bool served_op,
 		h->in_flight--;
 	h->progress_ns = now_ns;
 	h->heard_ns = now_ns;
+	h->echo_wait_ns = 0;
+	h->alive_ns = 0;
 	h->refused_ns = 0;
 	if (h->state == MRAIL_HEALTH_UP)
 		return false;
@@ -93,18 +104,48 @@ static bool sibling_heard_since(const struct mrail_rail_health *rails,
 	return false;
 }
 
-/* Operations stuck on it, or every one refused, for the timeout, while the
- * peer was heard on a sibling since. */
-static bool stalled(const struct mrail_rail_health *rails, size_t count,
-		    size_t rail, uint64_t now_ns, uint64_t timeout_ns)
+/* Every operation refused for the timeout, while the peer was heard on a
+ * sibling since. */
+static bool refusing(const struct mrail_rail_health *rails, size_t count,
+		     size_t rail, uint64_t now_ns, uint64_t timeout_ns)
 {
 	const struct mrail_rail_health *h = &rails[rail];
 
-	if (h->in_flight && now_ns - h->progress_ns >= timeout_ns &&
-	    sibling_heard_since(rails, count, rail, h->progress_ns))
-		return true;
 	return h->refused_ns && now_ns - h->refused_ns >= timeout_ns &&
 	       sibling_heard_since(rails, count, rail, h->refused_ns);
+}
+
+/*
+ * Half a timeout with operations stuck on the rail, or with sends gone out
+ * on it since the peer was last heard on it: probe it (the caller probes
+ * the siblings too, so that their answers tell a silent rail from a silent
+ * peer). The probe unanswered for the timeout, while the peer has been
+ * heard on a sibling for half a timeout: the rail stalled. That half
+ * timeout of the peer alive is the rail's to catch up in: a peer that did
+ * not progress for a while (an application computing) is heard first on
+ * whichever rail it reads first.
+ */
+static enum mrail_health_action quiet(struct mrail_rail_health *rails,
+				      size_t count, size_t rail, uint64_t now_ns,
+				      uint64_t timeout_ns)
+{
+	struct mrail_rail_health *h = &rails[rail];
+
+	if (h->echo_wait_ns) {
+		if (!sibling_heard_since(rails, count, rail, h->echo_wait_ns))
+			return MRAIL_HEALTH_NOTHING;
+		if (!h->alive_ns)
+			h->alive_ns = now_ns;
+		return now_ns - h->echo_wait_ns >= timeout_ns &&
+		       now_ns - h->alive_ns >= timeout_ns / 2 ?
+		       MRAIL_HEALTH_FAIL : MRAIL_HEALTH_NOTHING;
+	}
+	if (h->in_flight && now_ns - h->progress_ns >= timeout_ns / 2)
+		return MRAIL_HEALTH_PROBE;
+	if (h->heard_ns && h->sent_ns > h->heard_ns &&
+	    now_ns - h->heard_ns >= timeout_ns / 2)
+		return MRAIL_HEALTH_PROBE;
+	return MRAIL_HEALTH_NOTHING;
 }
 
 /* Was the peer ever heard on another working rail? */
@@ -129,9 +170,18 @@ enum mrail_health_action mrail_health_judge(struct mrail_rail_health *rails,
 
 	switch (h->state) {
 	case MRAIL_HEALTH_UP:
-		if (stalled(rails, count, rail, now_ns, cfg->timeout_ns)) {
+		switch (refusing(rails, count, rail, now_ns, cfg->timeout_ns) ?
+			MRAIL_HEALTH_FAIL :
+			quiet(rails, count, rail, now_ns, cfg->timeout_ns)) {
+		case MRAIL_HEALTH_FAIL:
 			fail(h, MRAIL_HEALTH_STALLED, now_ns);
 			return MRAIL_HEALTH_FAIL;
+		case MRAIL_HEALTH_PROBE:
+			h->echo_wait_ns = now_ns;
+			h->alive_ns = 0;
+			return MRAIL_HEALTH_PROBE;
+		case MRAIL_HEALTH_NOTHING:
+			break;
 		}
 		/* Never heard on, while a sibling was: one probe proves it
 		 * (or, unanswered, stalls it). */

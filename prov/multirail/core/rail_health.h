@@ -7,14 +7,21 @@
  * judged by what it does beside its siblings to the same peer:
  *  - it reported an error for an operation to the peer: failed at once;
  *  - it has had operations to the peer in flight and nothing back (no
- *    completion, nothing from the peer on it) for the rail timeout, while
- *    the peer was heard on another working rail after this one last made
- *    progress: failed, as "stalled". Only the peer's own doing counts as a
- *    sibling's progress (a message from it, a read it served): a send
- *    completes locally even when the peer is gone. If every rail stalls,
- *    the peer is slow or dead, not a rail, and no rail is failed: that is
- *    the peer timeout's business (liveness.h). So the last working rail to
- *    a peer is never failed by a stall.
+ *    completion, nothing from the peer on it) for half the rail timeout,
+ *    or it has taken sends to the peer and not heard from it for half the
+ *    rail timeout (a send completes once the socket has it, so a link that
+ *    died under a stream of sends shows nothing in flight): the rail gets
+ *    a probe (and its siblings one each, from the caller), still up. The
+ *    probe unanswered for the rail timeout, while the peer has been heard
+ *    on another working rail for half the timeout: failed, as "stalled".
+ *    Only the peer's own doing counts as a sibling's progress (a message
+ *    from it, a read it served): a send completes locally even when the
+ *    peer is gone. If every rail goes quiet, the peer is slow or dead, not
+ *    a rail, and no rail is failed: that is the peer timeout's business
+ *    (liveness.h). So the last working rail to a peer is never failed by
+ *    a stall;
+ *  - it refused every operation to the peer (-FI_EAGAIN) for the rail
+ *    timeout while the peer was heard on a sibling: failed, as "stalled".
  * A failed rail gets a probe every probe interval. Anything heard from the
  * peer on that rail brings it back; a probe unanswered within the rail
  * timeout returns it to failed, and the next probe follows.
@@ -57,6 +64,13 @@ struct mrail_rail_health {
 	 * its busy spell: the stall clock runs from here. */
 	uint64_t progress_ns;
 	uint64_t heard_ns;	/* last time the peer was heard on the rail */
+	uint64_t sent_ns;	/* last send to the peer the rail completed */
+	/* A probe to the working rail, for sends unanswered on it, waiting
+	 * for its echo since then; or 0. */
+	uint64_t echo_wait_ns;
+	/* Since when, during that wait, the peer has been heard on a sibling
+	 * (first seen by a judgement); or 0. */
+	uint64_t alive_ns;
 	uint64_t changed_ns;	/* last change of state */
 	uint64_t probed_ns;	/* last probe sent */
 	/* Since when the rail has refused every message to the peer
@@ -99,6 +113,10 @@ void mrail_health_refused(struct mrail_rail_health *h, uint64_t now_ns);
  */
 void mrail_health_completed(struct mrail_rail_health *h, uint64_t now_ns,
 			    const struct mrail_health_config *cfg);
+
+/* A probe's send completed: no longer in flight, and no send that wants an
+ * answer (its echo is awaited by other means). */
+void mrail_health_probe_completed(struct mrail_rail_health *h);
 
 /*
  * The peer was heard on the rail: a message from it arrived, or one of the

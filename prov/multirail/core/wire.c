@@ -142,7 +142,7 @@ static const struct wire_op_rules wire_ops[] = {
 		.ordered = true,
 		.needs_credit = true,
 	},
-	[MRAIL_OP_ACK] = { .name = "ACK" },
+	[MRAIL_OP_ACK] = { .name = "ACK", .flags = MRAIL_WIRE_F_AGAIN },
 	[MRAIL_OP_HELLO] = {
 		.name = "HELLO", .flags = MRAIL_WIRE_F_REPLY | MRAIL_WIRE_F_INTRO,
 	},
@@ -471,6 +471,29 @@ bool mrail_wire_needs_credit(const void *msg, size_t len)
 		return false;
 	rules = rules_for_op(((const uint8_t *) msg)[HDR_OP]);
 	return rules && rules->needs_credit;
+}
+
+bool mrail_wire_ack_mark_again(void *msg, size_t len)
+{
+	uint8_t *p = msg;
+
+	if (len < MRAIL_WIRE_HDR_LEN || p[HDR_OP] != MRAIL_OP_ACK)
+		return false;
+	p[HDR_FLAGS] |= MRAIL_WIRE_F_AGAIN;
+	return true;
+}
+
+bool mrail_wire_sequenced(const void *msg, size_t len, uint64_t *seq)
+{
+	const struct wire_op_rules *rules;
+
+	if (len < MRAIL_WIRE_HDR_LEN)
+		return false;
+	rules = rules_for_op(((const uint8_t *) msg)[HDR_OP]);
+	if (!rules || !rules->ordered)
+		return false;
+	*seq = get_le64((const uint8_t *) msg + HDR_SEQ);
+	return true;
 }
 
 /* ---- header ---- */
@@ -859,39 +882,36 @@ int mrail_wire_grant_decode(const void *payload, size_t len, uint64_t *grant_id,
 
 /* ---- CREDIT ---- */
 
-int mrail_wire_credit_encode(uint32_t credits, void *buf, size_t len)
+int mrail_wire_credit_encode(const struct mrail_wire_credit *credit, void *buf,
+			     size_t len)
 {
 	uint8_t *p = buf;
 
-	if (!credits)
+	if (!credit)
 		return -EINVAL;
 	if (len < MRAIL_WIRE_CREDIT_LEN)
 		return -ENOSPC;
 	if (!buf)
 		return -EINVAL;
-	put_le32(p, credits);
-	put_le32(p + 4, 0);
+	put_le64(p, credit->taken);
+	put_le64(p + 8, credit->next_seq);
 	return MRAIL_WIRE_CREDIT_LEN;
 }
 
-int mrail_wire_credit_decode(const void *payload, size_t len, uint32_t *credits,
-			     char *err, size_t err_len)
+int mrail_wire_credit_decode(const void *payload, size_t len,
+			     struct mrail_wire_credit *credit, char *err,
+			     size_t err_len)
 {
 	const struct wire_err werr = { .buf = err, .len = err_len };
 	const uint8_t *p = payload;
 
-	*credits = 0;
+	*credit = (struct mrail_wire_credit) { 0 };
 	if (len != MRAIL_WIRE_CREDIT_LEN || !p)
 		return wire_refuse(&werr, -EINVAL,
 			"CREDIT payload of %zu bytes, expected %d", len,
 			MRAIL_WIRE_CREDIT_LEN);
-	if (get_le32(p + 4))
-		return wire_refuse(&werr, -EINVAL,
-			"CREDIT reserved word is 0x%08" PRIx32 ", expected 0",
-			get_le32(p + 4));
-	if (!get_le32(p))
-		return wire_refuse(&werr, -EINVAL, "CREDIT grants 0 credits");
-	*credits = get_le32(p);
+	credit->taken = get_le64(p);
+	credit->next_seq = get_le64(p + 8);
 	return 0;
 }
 

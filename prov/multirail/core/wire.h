@@ -25,7 +25,10 @@
  * Payloads:
  *   EAGER  the message data, at most the receiver's eager limit
  *   RTS    rendezvous descriptor (below); the receiver reads the data
- *   ACK    i32 status (0 or a negative errno), u32 reserved zero
+ *   ACK    i32 status (0 or a negative errno), u32 reserved zero. With
+ *          AGAIN it may be a second copy (sent again when a rail failed);
+ *          a second copy of an ACK, flagged or not, answers a request of
+ *          the receiver's that is no longer waiting, and is dropped quietly
  *   HELLO  the sender's full mrail address (addr_codec.h); with the REPLY
  *          flag it answers a HELLO, with the INTRO flag it introduces a
  *          sender that holds the receiver's full address (never both);
@@ -34,9 +37,16 @@
  *          length of data, else an RTS descriptor of that length (the
  *          target reads the data, then ACKs request id)
  *   READ_REQ  RMA descriptor; answered with READ_RESP or an error ACK
- *   CREDIT u32 credits (nonzero), u32 reserved zero: the receiver took that
- *          many of the sender's EAGER, RTS, WRITE and READ_REQ messages
- *          off its rails; the sender may send as many more (flow control)
+ *   CREDIT u64 taken: how many of the sender's EAGER, RTS,
+ *          WRITE, READ_REQ and ATOMIC messages the receiver has taken off
+ *          its rails in all; the sender may have MRAIL_TX_CREDITS more than
+ *          that sent (flow control). u64 next seq: the sequence number of
+ *          the sender's next EAGER or RTS the receiver waits for, every
+ *          one before it having arrived (a sender keeps copies of those
+ *          until then, to send again when a rail fails, or when a CREDIT
+ *          shows the receiver still waiting for it a rail timeout later).
+ *          Both only grow, so a CREDIT lost with a rail is made good by the
+ *          next one.
  *   READ_RESP u64 grant id (nonzero), u64 offset into the target's region,
  *          then an RTS descriptor of the region (base, per rail keys); the
  *          initiator reads, then ACKs the grant id
@@ -92,13 +102,13 @@
 #include "mrail_limits.h"
 #include "reserve.h"
 
-#define MRAIL_WIRE_VERSION 2
+#define MRAIL_WIRE_VERSION 3
 #define MRAIL_WIRE_HDR_LEN 48
 #define MRAIL_WIRE_RTS_FIXED_LEN 24
 #define MRAIL_WIRE_ACK_LEN 8
 #define MRAIL_WIRE_RMA_LEN 24
 #define MRAIL_WIRE_GRANT_LEN 16
-#define MRAIL_WIRE_CREDIT_LEN 8
+#define MRAIL_WIRE_CREDIT_LEN 16
 #define MRAIL_WIRE_ATOMIC_LEN 32
 #define MRAIL_WIRE_ATOMIC_RESP_LEN 8
 #define MRAIL_WIRE_RSV_LEN 16
@@ -126,6 +136,7 @@ enum mrail_wire_op {
 #define MRAIL_WIRE_F_INLINE	0x10	/* WRITE: the data follows the descriptor */
 #define MRAIL_WIRE_F_INTRO	0x20	/* HELLO: an introduction, not answered */
 #define MRAIL_WIRE_F_ECHO	0x40	/* PROBE: answer with a PROBE on its rail */
+#define MRAIL_WIRE_F_AGAIN	0x80	/* ACK: maybe a second copy */
 
 struct mrail_wire_hdr {
 	uint8_t op;
@@ -263,11 +274,27 @@ int mrail_wire_grant_decode(const void *payload, size_t len, uint64_t *grant_id,
  */
 bool mrail_wire_needs_credit(const void *msg, size_t len);
 
-/* CREDIT payload. Encode: MRAIL_WIRE_CREDIT_LEN, -ENOSPC, or -EINVAL for 0
- * credits. Decode: 0, or -EINVAL (wrong length, reserved word, 0 credits). */
-int mrail_wire_credit_encode(uint32_t credits, void *buf, size_t len);
-int mrail_wire_credit_decode(const void *payload, size_t len, uint32_t *credits,
-			     char *err, size_t err_len);
+/* Marks an encoded ACK (at least a header, written by us) as maybe a second
+ * copy (MRAIL_WIRE_F_AGAIN); returns whether msg is an ACK. */
+bool mrail_wire_ack_mark_again(void *msg, size_t len);
+
+/* Whether an encoded message (at least a header, written by us) is one the
+ * receiver numbers (EAGER, RTS), and then its seq in *seq. */
+bool mrail_wire_sequenced(const void *msg, size_t len, uint64_t *seq);
+
+/* CREDIT payload: the receiver's running totals for one sender. */
+struct mrail_wire_credit {
+	uint64_t taken;		/* credit-spending messages taken, in all */
+	uint64_t next_seq;	/* the next EAGER/RTS sequence number awaited */
+};
+
+/* Encode: MRAIL_WIRE_CREDIT_LEN, -ENOSPC or -EINVAL. Decode: 0, or -EINVAL
+ * for a wrong length. */
+int mrail_wire_credit_encode(const struct mrail_wire_credit *credit, void *buf,
+			     size_t len);
+int mrail_wire_credit_decode(const void *payload, size_t len,
+			     struct mrail_wire_credit *credit, char *err,
+			     size_t err_len);
 
 /*
  * The most elements one atomic of this kind on a datatype of size bytes

@@ -215,34 +215,44 @@ ssize_t mrail_contact_prepare(struct mrail_ep *ep, fi_addr_t dest)
 
 /* ---- flow control: CREDIT ---- */
 
-/* A CREDIT from peer: it took that many of our messages off its rails. */
+/* A CREDIT from peer: how many of our messages it has taken off its rails in
+ * all, and the first numbered one it still waits for. CREDITs travel on
+ * every rail, so an older one may come after a newer one. */
 void mrail_credit_handle_rx(struct mrail_ep *ep, size_t rail, fi_addr_t peer,
 			    const struct mrail_wire_hdr *hdr, const uint8_t *payload)
 {
+	struct mrail_wire_credit credit;
 	char err[MRAIL_ERR_MAX];
-	uint32_t credits;
+	struct mrail_peer *p;
+	uint64_t returned;
 
-	if (mrail_wire_credit_decode(payload, hdr->payload_len, &credits, err,
+	if (mrail_wire_credit_decode(payload, hdr->payload_len, &credit, err,
 				     sizeof(err))) {
 		mrail_cq_report_bad_message(ep, rail, err);
 		return;
 	}
 	if (mrail_peer_reserve(ep, peer))
 		return;
-	if (credits > MRAIL_TX_CREDITS - ep->peers[peer].tx_credits) {
-		MRAIL_WARN(FI_LOG_EP_DATA, "peer %" PRIu64 " returned %" PRIu32
+	p = &ep->peers[peer];
+	mrail_replay_acked(ep, peer, credit.next_seq);
+	mrail_replay_awaited(ep, peer, credit.next_seq);
+	if (credit.taken <= p->tx_returned)
+		return;
+	returned = credit.taken - p->tx_returned;
+	p->tx_returned = credit.taken;
+	if (returned > MRAIL_TX_CREDITS - p->tx_credits) {
+		MRAIL_WARN(FI_LOG_EP_DATA, "peer %" PRIu64 " returned %" PRIu64
 			   " credits, more than the %" PRIu32 " it holds\n",
-			   (uint64_t) peer, credits,
-			   MRAIL_TX_CREDITS - ep->peers[peer].tx_credits);
-		ep->peers[peer].tx_credits = MRAIL_TX_CREDITS;
+			   (uint64_t) peer, returned,
+			   MRAIL_TX_CREDITS - p->tx_credits);
+		p->tx_credits = MRAIL_TX_CREDITS;
 		return;
 	}
-	ep->peers[peer].tx_credits += credits;
+	p->tx_credits += (uint32_t) returned;
 }
 
-/* One credit-spending message from peer is off our rails: once a batch
- * has gathered, the peer gets them back. */
-void mrail_credit_owe(struct mrail_ep *ep, fi_addr_t peer)
+/* Sends peer our running totals for it: what we took, what we wait for. */
+static void credit_send(struct mrail_ep *ep, fi_addr_t peer)
 {
 	struct mrail_wire_hdr hdr = {
 		.sender = ep->self_key,
@@ -250,18 +260,63 @@ void mrail_credit_owe(struct mrail_ep *ep, fi_addr_t peer)
 		.payload_len = MRAIL_WIRE_CREDIT_LEN,
 	};
 	uint8_t msg[MRAIL_WIRE_HDR_LEN + MRAIL_WIRE_CREDIT_LEN];
+	struct mrail_peer_rx *rx = &ep->peers[peer].rx;
+	const struct mrail_wire_credit credit = {
+		.taken = rx->taken,
+		.next_seq = rx->ready ? rx->reorder.next : 0,
+	};
+
+	mrail_wire_hdr_encode(&hdr, msg, MRAIL_WIRE_HDR_LEN);
+	mrail_wire_credit_encode(&credit, msg + MRAIL_WIRE_HDR_LEN,
+				 MRAIL_WIRE_CREDIT_LEN);
+	MRAIL_DBG(FI_LOG_EP_DATA, "returning %" PRIu32 " credits to peer %"
+		  PRIu64 " (%" PRIu64 " in all, next seq %" PRIu64 ")\n",
+		  rx->credits_owed, (uint64_t) peer, credit.taken,
+		  credit.next_seq);
+	rx->credits_owed = 0;
+	mrail_ctrl_send(ep, peer, msg, sizeof(msg));
+}
+
+/* One credit-spending message from peer is off our rails: once a batch
+ * has gathered, the peer gets them back. */
+void mrail_credit_owe(struct mrail_ep *ep, fi_addr_t peer)
+{
 	struct mrail_peer_rx *rx;
 
 	if (mrail_peer_reserve(ep, peer))
 		return;
 	rx = &ep->peers[peer].rx;
+	rx->taken++;
 	if (++rx->credits_owed < MRAIL_CREDIT_BATCH)
 		return;
-	mrail_wire_hdr_encode(&hdr, msg, MRAIL_WIRE_HDR_LEN);
-	mrail_wire_credit_encode(rx->credits_owed, msg + MRAIL_WIRE_HDR_LEN,
-				 MRAIL_WIRE_CREDIT_LEN);
-	MRAIL_DBG(FI_LOG_EP_DATA, "returning %" PRIu32 " credits to peer %"
-		  PRIu64 "\n", rx->credits_owed, (uint64_t) peer);
-	rx->credits_owed = 0;
-	mrail_ctrl_send(ep, peer, msg, sizeof(msg));
+	credit_send(ep, peer);
+}
+
+void mrail_credit_refresh(struct mrail_ep *ep, fi_addr_t peer)
+{
+	if (peer < ep->peer_cap && ep->peers[peer].rx.ready)
+		credit_send(ep, peer);
+}
+
+void mrail_credit_gap_check(struct mrail_ep *ep, fi_addr_t peer, uint64_t now)
+{
+	struct mrail_peer_rx *rx = &ep->peers[peer].rx;
+	uint64_t half = ep->health.timeout_ns / 2;
+
+	if (!rx->ready || !rx->reorder.held)
+		return;
+	if (rx->gap_seq != rx->reorder.next || !rx->gap_since_ns) {
+		rx->gap_seq = rx->reorder.next;
+		rx->gap_since_ns = now;
+		return;
+	}
+	/* Later messages arrived and this one not, half a rail timeout on:
+	 * perhaps lost with a rail that went down and up again unnoticed. */
+	if (now - rx->gap_since_ns < half || now - rx->gap_told_ns < half)
+		return;
+	MRAIL_DBG(FI_LOG_EP_DATA, "peer %" PRIu64 ": message %" PRIu64 " still "
+		  "missing behind %zu later ones\n", (uint64_t) peer,
+		  rx->gap_seq, rx->reorder.held);
+	rx->gap_told_ns = now;
+	credit_send(ep, peer);
 }

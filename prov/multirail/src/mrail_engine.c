@@ -95,11 +95,13 @@ static enum rx_verdict rx_in_order(struct mrail_ep *ep, size_t rail,
 	rx = peer_rx(ep, peer);
 	if (!rx) {
 		mrail_cq_report_bad_message(ep, rail, "out of memory");
+		mrail_credit_owe(ep, peer);
 		return RX_DONE;
 	}
 	msg = mrail_msg_from_wire(ep, hdr, payload, peer, err, sizeof(err));
 	if (!msg) {
 		mrail_cq_report_bad_message(ep, rail, err);
+		mrail_credit_owe(ep, peer);
 		return RX_DONE;
 	}
 
@@ -122,10 +124,17 @@ static enum rx_verdict rx_in_order(struct mrail_ep *ep, size_t rail,
 			 PRIu64 " from peer %" PRIu64 " (next expected %" PRIu64 ")",
 			 hdr->seq, (uint64_t) peer, rx->reorder.next);
 		mrail_cq_report_bad_message(ep, rail, err);
+		mrail_credit_owe(ep, peer);
 		return RX_DONE;
 	}
-	while ((next = mrail_reorder_pop(&rx->reorder)))
+	/* A numbered message returns its credit once it is in order, not
+	 * when it arrives: behind a message lost with a rail, the sender then
+	 * stops MRAIL_TX_CREDITS ahead of it, well inside the window, and the
+	 * rail buffers stay free for the copy it sends again. */
+	while ((next = mrail_reorder_pop(&rx->reorder))) {
 		mrail_msg_deliver(ep, next);
+		mrail_credit_owe(ep, peer);
+	}
 	ep->window_moved = true;
 	return RX_DONE;
 }
@@ -208,8 +217,9 @@ static enum rx_verdict rx_dispatch(struct mrail_ep *ep, size_t rail,
 	else
 		rx_ops[hdr.op].handle(ep, rail, peer, &hdr, payload);
 	/* Taken off the rail, whatever became of it: the sender may send
-	 * another. One held for later is counted when it is taken. */
-	if (verdict == RX_DONE && mrail_wire_needs_credit(data, len))
+	 * another. A numbered one counts when it is delivered (rx_in_order). */
+	if (verdict == RX_DONE && route != RX_ROUTE_IN_ORDER &&
+	    mrail_wire_needs_credit(data, len))
 		mrail_credit_owe(ep, peer);
 	return verdict;
 }

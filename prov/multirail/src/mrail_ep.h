@@ -90,6 +90,30 @@ struct mrail_peer_rx {
 	/* Second copies of its messages dropped (sent again by the peer when
 	 * a rail failed, the first copy having arrived after all). */
 	uint64_t duplicates;
+	/* Credit-spending messages taken off the rails in all: a CREDIT
+	 * carries this total, so one lost with a rail is made good by the
+	 * next. */
+	uint64_t taken;
+	/* Messages held behind a gap: the message awaited (reorder.next)
+	 * since when, and when we last told the peer (a CREDIT) that we
+	 * still wait for it: it sends it again if it was lost. */
+	uint64_t gap_seq, gap_since_ns, gap_told_ns;
+};
+
+/*
+ * A copy of a numbered message (EAGER, RTS) a rail took for a peer that has
+ * not yet said it arrived (a CREDIT's next seq): a send completes once the
+ * rail's socket has it, and a link that dies then loses it. If the rail
+ * fails for the peer, the copy goes again on another (mrail_replay);
+ * the peer takes whichever copy comes first.
+ */
+struct mrail_unacked {
+	struct mrail_unacked *prev, *next;	/* utlist DL, send order */
+	uint64_t seq;
+	uint64_t sent_ns;	/* when its rail completed it */
+	size_t rail;
+	size_t len;
+	uint8_t data[];
 };
 
 /*
@@ -101,6 +125,12 @@ struct mrail_peer {
 	/* Messages we may still send it before it returns credits
 	 * (MRAIL_TX_CREDITS when nothing is in flight). */
 	uint32_t tx_credits;
+	/* The largest "taken" total its CREDITs reported. */
+	uint64_t tx_returned;
+	/* Our numbered messages its rails took and it has not acknowledged,
+	 * and our recent ACKs to it (kept for MRAIL_ACK_KEEP_TIMEOUTS rail
+	 * timeouts): kept only with two rails or more. */
+	struct mrail_unacked *unacked, *acks;
 	/* The peer knows this endpoint's key (our HELLO to it is queued or
 	 * sent, or one of its HELLOs reached us), so our sends need no
 	 * introduction (core/first_contact.h). */
@@ -186,6 +216,9 @@ struct mrail_ep {
 	struct mrail_ratelimit bad_msg_warn;
 	struct mrail_rail_buf *held;	/* RX buffers waiting for a window */
 	bool window_moved;		/* set when a peer's messages were delivered */
+	/* Some peer has unacknowledged messages on a failed rail that no
+	 * other rail could take yet (mrail_replay retries). */
+	bool replay_pending;
 	/* Messages from sender keys not in the AV (mrail_engine.c), and the AV
 	 * key generation they were last tried against. */
 	struct mrail_stranger_msg *strangers;
@@ -330,7 +363,10 @@ int mrail_liveness_env(uint64_t *timeout_ns);
  * naming it and -FI_ENODATA. */
 int mrail_health_env(struct mrail_health_config *cfg);
 void mrail_rail_posted(struct mrail_ep *ep, fi_addr_t peer, size_t rail);
-void mrail_rail_completed(struct mrail_ep *ep, fi_addr_t peer, size_t rail);
+/* A send to the peer completed on the rail; probe: it was one of our probes,
+ * which wants no answer of its own kind (its echo is awaited apart). */
+void mrail_rail_completed(struct mrail_ep *ep, fi_addr_t peer, size_t rail,
+			  bool probe);
 /* The rail answered -FI_EAGAIN to an operation to the peer. */
 void mrail_rail_refused(struct mrail_ep *ep, fi_addr_t peer, size_t rail);
 void mrail_rail_heard(struct mrail_ep *ep, fi_addr_t peer, size_t rail,

@@ -106,11 +106,16 @@ void mrail_rail_refused(struct mrail_ep *ep, fi_addr_t peer, size_t rail)
 		mrail_health_refused(&rails[rail], mrail_now_ns());
 }
 
-void mrail_rail_completed(struct mrail_ep *ep, fi_addr_t peer, size_t rail)
+void mrail_rail_completed(struct mrail_ep *ep, fi_addr_t peer, size_t rail,
+			  bool probe)
 {
 	struct mrail_rail_health *rails = rails_of(ep, peer);
 
-	if (rails)
+	if (!rails)
+		return;
+	if (probe)
+		mrail_health_probe_completed(&rails[rail]);
+	else
 		mrail_health_completed(&rails[rail], mrail_now_ns(), &ep->health);
 }
 
@@ -131,7 +136,10 @@ void mrail_rail_heard(struct mrail_ep *ep, fi_addr_t peer, size_t rail,
 static void rail_failed(struct mrail_ep *ep, fi_addr_t peer, size_t rail)
 {
 	warn_failed(ep, peer, rail);
-	mrail_tx_resend_stuck(ep, peer, rail);
+	/* What it had not sent yet, what it sent and the peer has not
+	 * acknowledged, and our own running totals go on the other rails. */
+	mrail_replay(ep, peer);
+	mrail_credit_refresh(ep, peer);
 }
 
 void mrail_rail_error(struct mrail_ep *ep, fi_addr_t peer, size_t rail)
@@ -239,6 +247,17 @@ void mrail_probe_handle_rx(struct mrail_ep *ep, size_t rail, fi_addr_t peer,
 	(void) mrail_ctrl_send_now(ep, peer, rail, msg, sizeof(msg));
 }
 
+/* Probes every other rail that works for the peer. */
+static void probe_siblings(struct mrail_ep *ep, fi_addr_t peer, size_t rail)
+{
+	size_t other;
+
+	for (other = 0; other < ep->rail_count; other++) {
+		if (other != rail && mrail_health_usable(&ep->peers[peer].rails[other]))
+			probe_rail(ep, peer, other);
+	}
+}
+
 static void judge_peer(struct mrail_ep *ep, fi_addr_t peer, uint64_t now)
 {
 	struct mrail_rail_health *rails = ep->peers[peer].rails;
@@ -254,6 +273,10 @@ static void judge_peer(struct mrail_ep *ep, fi_addr_t peer, uint64_t now)
 			MRAIL_DBG(FI_LOG_EP_DATA, "rail %zu: probing it for peer %"
 				  PRIu64 "\n", rail + 1, (uint64_t) peer);
 			probe_rail(ep, peer, rail);
+			/* A working rail gone quiet: the siblings' echoes
+			 * tell a silent rail from a silent peer. */
+			if (rails[rail].echo_wait_ns == now)
+				probe_siblings(ep, peer, rail);
 			break;
 		case MRAIL_HEALTH_NOTHING:
 			break;
@@ -265,6 +288,7 @@ void mrail_health_progress(struct mrail_ep *ep)
 {
 	uint64_t now;
 	size_t peer;
+	bool replay;
 
 	if (ep->rail_count < 2 || !ep->peer_cap)
 		return;
@@ -272,9 +296,15 @@ void mrail_health_progress(struct mrail_ep *ep)
 	if (now < ep->health_next_check_ns)
 		return;
 	ep->health_next_check_ns = now + MRAIL_HEALTH_CHECK_NS;
+	replay = ep->replay_pending;
+	ep->replay_pending = false;
 	for (peer = 0; peer < ep->peer_cap; peer++) {
-		if (mrail_av_get_peer(ep->av, (fi_addr_t) peer))
-			judge_peer(ep, (fi_addr_t) peer, now);
+		if (!mrail_av_get_peer(ep->av, (fi_addr_t) peer))
+			continue;
+		judge_peer(ep, (fi_addr_t) peer, now);
+		mrail_credit_gap_check(ep, (fi_addr_t) peer, now);
+		if (replay)
+			mrail_replay(ep, (fi_addr_t) peer);
 	}
 }
 

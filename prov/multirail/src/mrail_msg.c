@@ -412,7 +412,9 @@ void mrail_msg_handle_tx(struct mrail_ep *ep, struct mrail_rail_buf *buf, int er
 		return;
 	}
 	if (!err) {
-		mrail_rail_completed(ep, buf->dest, buf->rc.rail);
+		mrail_rail_completed(ep, buf->dest, buf->rc.rail,
+				     buf->data[1] == MRAIL_OP_PROBE);
+		mrail_replay_keep(ep, buf);
 	} else {
 		mrail_rail_error(ep, buf->dest, buf->rc.rail);
 		/* The rail failed for the peer: a message that may go again

@@ -112,12 +112,32 @@ void mrail_tx_buf_put(struct mrail_ep *ep, struct mrail_rail_buf *buf);
  */
 int mrail_tx_resend(struct mrail_ep *ep, struct mrail_rail_buf *buf);
 /* Resends the messages posted to peer on rail that have not completed
- * (the rail has just failed for the peer). */
-void mrail_tx_resend_stuck(struct mrail_ep *ep, fi_addr_t peer, size_t rail);
+ * (the rail has failed for the peer); returns whether some found no other
+ * rail with a free buffer yet. */
+bool mrail_tx_resend_stuck(struct mrail_ep *ep, fi_addr_t peer, size_t rail);
 /* Sends len bytes of buf to peer on buf's rail; on failure buf goes back to
  * its free list and the rail's error is returned. */
 ssize_t mrail_tx_buf_send(struct mrail_ep *ep, struct mrail_rail_buf *buf,
 			  size_t len, const struct mrail_av_peer *peer);
+
+/* Messages a rail may have lost, sent again (mrail_replay.c). Caller holds
+ * the domain lock. */
+/* buf's rail has just completed it: a copy of a numbered message (EAGER,
+ * RTS) is kept until the peer acknowledges it, of an ACK for a while (two
+ * rails or more). */
+void mrail_replay_keep(struct mrail_ep *ep, const struct mrail_rail_buf *buf);
+/* The peer has every numbered message of ours before next_seq. */
+void mrail_replay_acked(struct mrail_ep *ep, fi_addr_t peer, uint64_t next_seq);
+/* The peer waits for our message seq: if a copy of it is kept and went out
+ * a rail timeout ago or more, it goes again (the peer drops a second copy). */
+void mrail_replay_awaited(struct mrail_ep *ep, fi_addr_t peer, uint64_t seq);
+/* Sends again, on rails that work for the peer, every message to it whose
+ * rail has failed for it: those still posted there, and the copies kept of
+ * those it completed. Returns whether some found no rail or no buffer yet
+ * (ep->replay_pending is then set). */
+bool mrail_replay(struct mrail_ep *ep, fi_addr_t peer);
+/* Drops the copies kept for the peer (it is gone, or the endpoint is). */
+void mrail_replay_free(struct mrail_ep *ep, fi_addr_t peer);
 
 /* The engine (mrail_engine.c). Frees the messages the engine holds for a closing endpoint. */
 void mrail_engine_flush(struct mrail_ep *ep);
@@ -143,6 +163,12 @@ void mrail_credit_handle_rx(struct mrail_ep *ep, size_t rail, fi_addr_t peer,
 /* One credit-spending message from peer is off our rails: a CREDIT goes
  * back once a batch has gathered. */
 void mrail_credit_owe(struct mrail_ep *ep, fi_addr_t peer);
+/* Sends peer our running totals now: a rail to it failed, and a CREDIT may
+ * have been lost with it. */
+void mrail_credit_refresh(struct mrail_ep *ep, fi_addr_t peer);
+/* Holding the peer's later messages behind a missing one for half a rail
+ * timeout: a CREDIT tells it which one we wait for (now: mrail_now_ns()). */
+void mrail_credit_gap_check(struct mrail_ep *ep, fi_addr_t peer, uint64_t now);
 
 /* Rendezvous (mrail_rdv.c). Caller holds the domain lock. */
 ssize_t mrail_rdv_send(struct mrail_ep *ep, const struct iovec *iov, size_t count,

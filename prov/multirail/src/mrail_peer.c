@@ -64,6 +64,7 @@ void mrail_peers_free(struct mrail_ep *ep)
 	for (i = 0; i < ep->peer_cap; i++) {
 		if (ep->peers[i].rx.ready)
 			mrail_reorder_fini(&ep->peers[i].rx.reorder);
+		mrail_replay_free(ep, (fi_addr_t) i);
 	}
 	free(ep->peers);
 	ep->peers = NULL;
@@ -118,6 +119,7 @@ static void give_up(struct mrail_ep *ep, fi_addr_t dest)
 		   "for dead, its operations fail with FI_EHOSTUNREACH\n",
 		   (uint64_t) dest, (uint64_t) (ep->live_timeout_ns / 1000000000ULL));
 	mrail_rdv_fail_peer(ep, dest, FI_EHOSTUNREACH);
+	mrail_replay_free(ep, dest);
 }
 
 void mrail_liveness_progress(struct mrail_ep *ep)

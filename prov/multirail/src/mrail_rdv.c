@@ -455,8 +455,18 @@ void mrail_rdv_handle_ack(struct mrail_ep *ep, size_t rail, fi_addr_t peer,
 		return;
 	}
 	HASH_FIND(hh, ep->rdv_sends, &hdr->req_id, sizeof(hdr->req_id), rdv);
-	/* An atomic is answered by its ATOMIC_RESP, never by an ACK. */
-	if (!rdv || rdv->peer != peer || rdv->kind == MRAIL_WAIT_ATOMIC) {
+	if (rdv && rdv->kind == MRAIL_WAIT_ATOMIC)
+		rdv = NULL;	/* answered by its ATOMIC_RESP, never by an ACK */
+	if (!rdv && hdr->req_id && hdr->req_id <= ep->next_req_id) {
+		/* A request of ours answered already: this is the second copy
+		 * of its ACK (sent again when a rail failed, or the first,
+		 * late, on a rail that came back). */
+		MRAIL_DBG(FI_LOG_EP_DATA, "second copy of the ACK of request %"
+			  PRIu64 " from peer %" PRIu64 "\n", hdr->req_id,
+			  (uint64_t) peer);
+		return;
+	}
+	if (!rdv || rdv->peer != peer) {
 		snprintf(err, sizeof(err), "ACK from peer %" PRIu64 " for request %"
 			 PRIu64 ", which is no send to it waiting for one",
 			 (uint64_t) peer, hdr->req_id);

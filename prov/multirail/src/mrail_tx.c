@@ -305,6 +305,7 @@ int mrail_tx_resend(struct mrail_ep *ep, struct mrail_rail_buf *buf)
 		copy = tx_buf_copy_to(ep, buf, buf->len, rail);
 		if (!copy)
 			continue;
+		mrail_wire_ack_mark_again(copy->data, buf->len);
 		ret = fi_send(ep->rail_eps[rail], copy->data, buf->len,
 			      ep->rail_desc[rail], peer->rail_fi_addr[rail],
 			      &copy->rc.ctx);
@@ -330,20 +331,24 @@ int mrail_tx_resend(struct mrail_ep *ep, struct mrail_rail_buf *buf)
 	return -FI_EAGAIN;
 }
 
-void mrail_tx_resend_stuck(struct mrail_ep *ep, fi_addr_t peer, size_t rail)
+bool mrail_tx_resend_stuck(struct mrail_ep *ep, fi_addr_t peer, size_t rail)
 {
 	struct mrail_rail_buf *buf;
+	bool left = false;
 	size_t i;
 
 	for (i = 0; i < MRAIL_TX_BUFS_PER_RAIL; i++) {
 		buf = &ep->tx_bufs[rail][i];
 		if (buf->posted && !buf->superseded && buf->dest == peer &&
-		    tx_may_resend(buf) && mrail_tx_resend(ep, buf))
+		    tx_may_resend(buf) && mrail_tx_resend(ep, buf)) {
 			MRAIL_DBG(FI_LOG_EP_DATA, "rail %zu: a message to peer %"
-				  PRIu64 " stays on the failed rail: no other "
-				  "rail could take it now\n", rail + 1,
+				  PRIu64 " stays on the failed rail for now: no "
+				  "other rail could take it\n", rail + 1,
 				  (uint64_t) peer);
+			left = true;
+		}
 	}
+	return left;
 }
 
 /* ---- control messages and the deferred-work queue ---- */
