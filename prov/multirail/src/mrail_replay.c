@@ -45,7 +45,7 @@ static void replay_list_free(struct mrail_unacked **list)
 
 /* Drops the kept ACKs older than MRAIL_ACK_KEEP_TIMEOUTS timeouts. */
 static void replay_acks_trim(struct mrail_ep *ep, struct mrail_peer *peer,
-			 uint64_t now)
+			     uint64_t now)
 {
 	struct mrail_unacked *copy;
 
@@ -118,8 +118,8 @@ void mrail_replay_acked(struct mrail_ep *ep, fi_addr_t peer, uint64_t next_seq)
  * drops this one).
  */
 static int replay_one(struct mrail_ep *ep, fi_addr_t dest,
-			 const struct mrail_av_peer *peer,
-			 const struct mrail_unacked *copy, bool own_rail, bool keep)
+		      const struct mrail_av_peer *peer,
+		      const struct mrail_unacked *copy, bool own_rail, bool keep)
 {
 	struct mrail_rail_buf *buf;
 	size_t n, rail;
@@ -156,8 +156,8 @@ static int replay_one(struct mrail_ep *ep, fi_addr_t dest,
 /* Sends again the copies of list whose rail failed for the peer; returns
  * whether some found no rail or no buffer yet. */
 static bool replay_list(struct mrail_ep *ep, fi_addr_t dest,
-			   const struct mrail_av_peer *peer,
-			   struct mrail_unacked **list)
+			const struct mrail_av_peer *peer,
+			struct mrail_unacked **list)
 {
 	struct mrail_unacked *copy, *tmp;
 	bool left = false;
