@@ -8,11 +8,13 @@
 # then reports (fi_mrail_msg -H, fi_control FI_MRAIL_GET_PEER_RAILS) rail 1
 # up and rail 2 not. Then the link comes back while both processes run a
 # second time, and rail 2 must be up again on both hosts. Then the link
-# dies mid-run, on either host (eager sizes): every check passes, both
-# hosts fail the rail, and what it had not delivered goes again on rail 1.
-# Then the link flaps (down and up every second for 20 s) under the whole
-# run, every size. And a bad FI_MRAIL_RAIL_TIMEOUT fails fi_getinfo with a
-# warning naming it.
+# dies mid-run, on either host (eager sizes, then every size): every check
+# passes, both hosts fail the rail, and what it had not delivered goes
+# again on rail 1. Then the link flaps (down and up every second for 20 s)
+# under the whole run, every size. Then it dies under a stream of RMA
+# writes (every byte checked at the target) and under 60000 fetch-and-adds
+# (the target's word must come out exact). And a bad FI_MRAIL_RAIL_TIMEOUT
+# fails fi_getinfo with a warning naming it.
 #
 # Needs MRAIL_BUILD; MRAIL_PRELOAD is preloaded into programs that load mrail.
 set -uo pipefail
@@ -36,6 +38,15 @@ rail_health() {
 	sed -n "s/^rail health: $2 \([a-z]*\) .*/\1/p" "$1" | tail -n 1
 }
 
+# add_sanitizer_reports WHY: WHY with the first sanitizer reports of the
+# pair's logs appended, if there are any.
+add_sanitizer_reports() {
+	local reports
+	reports=$(grep -hiE 'sanitizer|runtime error' "$PAIR_LOGS/server" \
+		"$PAIR_LOGS/client" | head -2)
+	echo "$1${reports:+${1:+; }$reports}"
+}
+
 # down_from_start NAME HOST: mr1 down on HOST before both sides start.
 down_from_start() {
 	local name=$1 host=$2 why= h s1 s2
@@ -54,10 +65,7 @@ down_from_start() {
 		[[ $s1 == up && ( $s2 == failed || $s2 == probing ) ]] ||
 			why="${why:+$why; }$h reports rail 1 '${s1:-nothing}', rail 2 '${s2:-nothing}'"
 	done
-	if grep -qiE 'sanitizer|runtime error' "$PAIR_LOGS/server" "$PAIR_LOGS/client"; then
-		why="${why:+$why; }$(grep -hiE 'sanitizer|runtime error' \
-			"$PAIR_LOGS/server" "$PAIR_LOGS/client" | head -2)"
-	fi
+	why=$(add_sanitizer_reports "$why")
 	if [[ -z $why ]]; then
 		pass "$name: the rail starts failed on h$host, fails on the other host, 1 up and 2 not on both"
 	else
@@ -131,11 +139,12 @@ mid_stream() {
 		fail "$name: rail health" "$why"
 	fi
 }
-# Eager sizes: a rendezvous read out on a rail whose link stays down waits
-# for it (see RAIL FAILURE in fi_mrail(7)); the flapping test below has
-# every size.
+# Eager sizes (sends and their copies), then every size up to 1 MiB
+# (rendezvous reads caught on the rail are read again on the other).
 mid_stream "mr1 down on the server's host mid-run, eager sizes" 1 -S 16336 -I 200
 mid_stream "mr1 down on the client's host mid-run, eager sizes" 2 -S 16336 -I 200
+mid_stream "mr1 down on the server's host mid-run, every size" 1 -I 40
+mid_stream "mr1 down on the client's host mid-run, every size" 2 -I 40
 
 # Flapping: mr1 of the server's host down and up every second for 20 s
 # under the whole fi_mrail_msg run.
@@ -166,6 +175,72 @@ flapping() {
 	fi
 }
 flapping
+
+# through_failure NAME DELAY CHECK SERVER_ARGS -- CLIENT_ARGS: PROG (the
+# first server argument) on h1 for a client on h2, both over the 2 rails;
+# DELAY s after the client starts, mr1 of h1 goes down for 4 s. Both must
+# exit 0 within 300 s with no sanitizer report, the client's log must hold
+# CHECK (an extended regular expression), and both must have failed rail 2.
+through_failure() {
+	local name=$1 delay=$2 check=$3 why= srv cli bg h prog
+	shift 3
+	local sargs=() cargs=()
+	while [[ $1 != -- ]]; do sargs+=("$1"); shift; done
+	shift
+	cargs=("$@")
+	prog=${sargs[0]}
+	local run=(env FI_PROVIDER_PATH="$build/.libs" LD_PRELOAD="${MRAIL_PRELOAD:-}"
+		   FI_LOG_LEVEL=warn FI_MRAIL_RAILS="$rails")
+	PAIR_LOGS=$(mktemp -d "$TEST_LOGDIR/railfail.XXXXXX")
+	timeout 300 "$TESTBED" exec 1 "${run[@]}" "${sargs[@]}" \
+		>"$PAIR_LOGS/server" 2>&1 &
+	srv=$!
+	sleep 0.5
+	( sleep "$delay"; "$TESTBED" exec 1 ip link set mr1 down
+	  sleep 4; "$TESTBED" exec 1 ip link set mr1 up ) &
+	bg=$!
+	timeout 300 "$TESTBED" exec 2 "${run[@]}" "$prog" "${cargs[@]}" 198.18.1.1 \
+		>"$PAIR_LOGS/client" 2>&1
+	cli=$?
+	wait $srv
+	srv=$?
+	wait $bg
+	"$TESTBED" exec 1 ip link set mr1 up
+	[[ $srv -eq 0 && $cli -eq 0 ]] || why="server exit $srv, client exit $cli"
+	grep -qE "$check" "$PAIR_LOGS/client" ||
+		why="${why:+$why; }the client's log lacks '$check'"
+	for h in server client; do
+		grep -q 'rail 2 (tcp;ofi_rxm@mr1) failed for peer' "$PAIR_LOGS/$h" ||
+			why="${why:+$why; }no warning on the $h that rail 2 failed"
+	done
+	why=$(add_sanitizer_reports "$why")
+	if [[ -z $why ]]; then
+		pass "$name: $(grep -hE "$check" "$PAIR_LOGS/server" "$PAIR_LOGS/client" |
+			sed 's/^fi_mrail_[a-z]*: //' | paste -sd ';' -)"
+	else
+		fail "$name" "$why: $(grep -hvE 'getinfo|OFI_MRAIL' "$PAIR_LOGS/server" \
+			"$PAIR_LOGS/client" | tail -n 4)"
+	fi
+}
+
+# RMA writes (fi_mrail_bw -r: the target checks every byte of every slot
+# afterwards, the initiator counts its completions): the stripes a rail
+# held are read again on the other, and the WRITE requests it had not
+# delivered go again, run once at the target by their sequence numbers.
+bw=$build/fabtests-ext/fi_mrail_bw
+through_failure "mr1 down on the target's host under RMA writes of 4 KiB to 1 MiB" 1.5 \
+	'mrail write 1048576 x 10000' \
+	"$bw" -E $((port += 2)) -r -S 4k,64k,1m -n 10000 -- -E $port -r -S 4k,64k,1m -n 10000
+# Fetch-and-add, one word of the target's: a request run twice or lost
+# would leave the word off 60000 or the fetched values not strictly
+# increasing (fi_mrail_atomic -C checks both).
+atomic=$build/fabtests-ext/fi_mrail_atomic
+through_failure "mr1 down on the target's host under 60000 fetch-and-adds" 1.5 \
+	'60000 fetch-and-adds, last fetched 59999' \
+	"$atomic" -E $((port += 2)) -C 60000 -k 1 -- -E $port -C 60000
+grep -q 'final value 60000$' "$PAIR_LOGS/server" ||
+	fail "fetch-and-adds through a rail failure: the target's word" \
+		"$(grep -h 'final value' "$PAIR_LOGS/server" || echo 'no final value printed')"
 
 bad_env_refused FI_MRAIL_RAIL_TIMEOUT 5 \
 	"FI_MRAIL_RAIL_TIMEOUT: '5' is not a whole number of milliseconds from 10 to 60000"

@@ -23,12 +23,12 @@ static const struct mrail_health_config cfg = {
 static void two_rails_rail1_silent(struct mrail_rail_health rails[2])
 {
 	memset(rails, 0, 2 * sizeof(rails[0]));
-	mrail_health_heard(&rails[0], false, 500 * MS);
-	mrail_health_heard(&rails[1], false, 500 * MS);
+	mrail_health_heard(&rails[0], MRAIL_HEARD_ARRIVAL, 500 * MS);
+	mrail_health_heard(&rails[1], MRAIL_HEARD_ARRIVAL, 500 * MS);
 	mrail_health_posted(&rails[0], 1 * SEC);
 	mrail_health_posted(&rails[1], 1 * SEC);
 	mrail_health_posted(&rails[1], 1 * SEC + 10 * MS);
-	mrail_health_heard(&rails[0], false, 1 * SEC + 200 * MS);
+	mrail_health_heard(&rails[0], MRAIL_HEARD_ARRIVAL, 1 * SEC + 200 * MS);
 }
 
 /*
@@ -45,7 +45,7 @@ static uint64_t ticks_until_rail1_fails(struct mrail_rail_health rails[2],
 
 	*probed = 0;
 	for (t = from; t <= to; t += 10 * MS) {
-		mrail_health_heard(&rails[0], false, t);
+		mrail_health_heard(&rails[0], MRAIL_HEARD_ARRIVAL, t);
 		act = mrail_health_judge(rails, 2, 1, t, &cfg);
 		if (act == MRAIL_HEALTH_PROBE && !*probed)
 			*probed = t;
@@ -105,7 +105,7 @@ Test(rail_health, a_silent_rail_fails_at_the_timeout_while_a_sibling_hears_the_p
 		     MRAIL_HEALTH_NOTHING);
 	cr_assert_eq(mrail_health_judge(rails, 2, 1, 1 * SEC + 250 * MS, &cfg),
 		     MRAIL_HEALTH_PROBE);
-	mrail_health_heard(&rails[0], false, 1 * SEC + 300 * MS);
+	mrail_health_heard(&rails[0], MRAIL_HEARD_ARRIVAL, 1 * SEC + 300 * MS);
 	cr_assert_eq(mrail_health_judge(rails, 2, 1, 1 * SEC + 300 * MS, &cfg),
 		     MRAIL_HEALTH_NOTHING);
 	cr_assert_eq(mrail_health_judge(rails, 2, 1, 1 * SEC + 750 * MS - 1, &cfg),
@@ -137,8 +137,10 @@ Test(rail_health, a_peer_that_did_not_progress_for_a_while_fails_no_rail)
 		     MRAIL_HEALTH_NOTHING, "nobody heard: the peer's business");
 	cr_assert_eq(ticks_until_rail1_fails(rails, 5 * SEC, 5 * SEC + 40 * MS,
 					     &probed), 0);
-	cr_assert_not(mrail_health_heard(&rails[1], true, 5 * SEC + 40 * MS));
-	cr_assert_not(mrail_health_heard(&rails[1], true, 5 * SEC + 41 * MS));
+	cr_assert_not(mrail_health_heard(&rails[1], MRAIL_HEARD_SERVED,
+					 5 * SEC + 40 * MS));
+	cr_assert_not(mrail_health_heard(&rails[1], MRAIL_HEARD_SERVED,
+					 5 * SEC + 41 * MS));
 	cr_assert_eq(rails[1].in_flight, 0);
 	cr_assert_eq(ticks_until_rail1_fails(rails, 5 * SEC + 50 * MS, 7 * SEC,
 					     &probed), 0);
@@ -183,7 +185,7 @@ Test(rail_health, a_sibling_heard_only_before_the_stall_began_is_no_evidence)
 {
 	struct mrail_rail_health rails[2] = { 0 };
 
-	mrail_health_heard(&rails[0], false, SEC);
+	mrail_health_heard(&rails[0], MRAIL_HEARD_ARRIVAL, SEC);
 	mrail_health_posted(&rails[1], 2 * SEC);
 	cr_assert_neq(mrail_health_judge(rails, 2, 1, 10 * SEC, &cfg),
 		      MRAIL_HEALTH_FAIL);
@@ -195,7 +197,7 @@ Test(rail_health, a_failed_sibling_is_no_evidence)
 	struct mrail_rail_health rails[3] = { 0 };
 
 	mrail_health_posted(&rails[2], SEC);
-	mrail_health_heard(&rails[0], false, 2 * SEC);
+	mrail_health_heard(&rails[0], MRAIL_HEARD_ARRIVAL, 2 * SEC);
 	cr_assert(mrail_health_error(&rails[0], 3 * SEC));
 	cr_assert_neq(mrail_health_judge(rails, 3, 2, 10 * SEC, &cfg),
 		      MRAIL_HEALTH_FAIL);
@@ -210,9 +212,9 @@ Test(rail_health, progress_on_the_rail_restarts_its_stall_clock)
 	uint64_t probed;
 
 	two_rails_rail1_silent(rails);
-	mrail_health_heard(&rails[1], false, 1 * SEC + 300 * MS);
+	mrail_health_heard(&rails[1], MRAIL_HEARD_ARRIVAL, 1 * SEC + 300 * MS);
 	mrail_health_completed(&rails[1], 1 * SEC + 400 * MS, &cfg);
-	mrail_health_heard(&rails[0], false, 1 * SEC + 800 * MS);
+	mrail_health_heard(&rails[0], MRAIL_HEARD_ARRIVAL, 1 * SEC + 800 * MS);
 	/* One send still in flight on rail 1, its clock from 1.4 s: past
 	 * half a timeout at the first look (1.8 s), a probe; unanswered, a
 	 * failure a timeout later. */
@@ -231,11 +233,11 @@ Test(rail_health, sends_completing_on_a_rail_the_peer_went_quiet_on_hold_nothing
 	 * died: a read stays in flight, and sends go on completing into the
 	 * socket every 100 ms while the peer answers on rail 0. */
 	two_rails_rail1_silent(rails);
-	mrail_health_heard(&rails[1], false, 1 * SEC + 100 * MS);
+	mrail_health_heard(&rails[1], MRAIL_HEARD_ARRIVAL, 1 * SEC + 100 * MS);
 	for (t = 1 * SEC + 200 * MS; t < 3 * SEC; t += 100 * MS) {
 		mrail_health_posted(&rails[1], t);
 		mrail_health_completed(&rails[1], t + 1, &cfg);
-		mrail_health_heard(&rails[0], false, t + 2);
+		mrail_health_heard(&rails[0], MRAIL_HEARD_ARRIVAL, t + 2);
 		if (mrail_health_judge(rails, 2, 1, t + 3, &cfg) ==
 		    MRAIL_HEALTH_FAIL)
 			break;
@@ -252,11 +254,11 @@ Test(rail_health, an_idle_rail_never_fails)
 
 	/* A send, then the peer's answer on the rail, then nothing for 99 s
 	 * while the peer talks on rail 0: no probe, no failure. */
-	mrail_health_heard(&rails[1], false, SEC);
+	mrail_health_heard(&rails[1], MRAIL_HEARD_ARRIVAL, SEC);
 	mrail_health_posted(&rails[1], SEC);
 	mrail_health_completed(&rails[1], SEC + 1, &cfg);
-	mrail_health_heard(&rails[1], false, SEC + 2);
-	mrail_health_heard(&rails[0], false, 5 * SEC);
+	mrail_health_heard(&rails[1], MRAIL_HEARD_ARRIVAL, SEC + 2);
+	mrail_health_heard(&rails[0], MRAIL_HEARD_ARRIVAL, 5 * SEC);
 	cr_assert_eq(mrail_health_judge(rails, 2, 1, 100 * SEC, &cfg),
 		     MRAIL_HEALTH_NOTHING);
 }
@@ -268,12 +270,12 @@ static void sends_into_silence(struct mrail_rail_health rails[2], uint64_t until
 	uint64_t t;
 
 	memset(rails, 0, 2 * sizeof(rails[0]));
-	mrail_health_heard(&rails[0], false, SEC);
-	mrail_health_heard(&rails[1], false, SEC);
+	mrail_health_heard(&rails[0], MRAIL_HEARD_ARRIVAL, SEC);
+	mrail_health_heard(&rails[1], MRAIL_HEARD_ARRIVAL, SEC);
 	for (t = SEC + 10 * MS; t <= until; t += 10 * MS) {
 		mrail_health_posted(&rails[1], t);
 		mrail_health_completed(&rails[1], t + 1, &cfg);
-		mrail_health_heard(&rails[0], false, t + 2);
+		mrail_health_heard(&rails[0], MRAIL_HEARD_ARRIVAL, t + 2);
 	}
 }
 
@@ -302,7 +304,7 @@ Test(rail_health, a_quiet_rail_whose_probe_goes_unanswered_fails)
 	/* The probe's own send completes; nothing comes back. */
 	mrail_health_posted(&rails[1], SEC + 250 * MS);
 	mrail_health_completed(&rails[1], SEC + 251 * MS, &cfg);
-	mrail_health_heard(&rails[0], false, SEC + 450 * MS);
+	mrail_health_heard(&rails[0], MRAIL_HEARD_ARRIVAL, SEC + 450 * MS);
 	cr_assert_eq(mrail_health_judge(rails, 2, 1, SEC + 500 * MS, &cfg),
 		     MRAIL_HEALTH_NOTHING, "the peer alive since 500 ms");
 	cr_assert_eq(mrail_health_judge(rails, 2, 1, SEC + 749 * MS, &cfg),
@@ -322,10 +324,11 @@ Test(rail_health, a_quiet_rail_that_echoes_stays_up)
 	sends_into_silence(rails, SEC + 250 * MS);
 	cr_assert_eq(mrail_health_judge(rails, 2, 1, SEC + 250 * MS, &cfg),
 		     MRAIL_HEALTH_PROBE);
-	cr_assert_not(mrail_health_heard(&rails[1], false, SEC + 251 * MS),
+	cr_assert_not(mrail_health_heard(&rails[1], MRAIL_HEARD_ARRIVAL,
+					 SEC + 251 * MS),
 		      "it was up all along: no change to report");
 	cr_assert_eq(rails[1].echo_wait_ns, 0);
-	mrail_health_heard(&rails[0], false, 5 * SEC);
+	mrail_health_heard(&rails[0], MRAIL_HEARD_ARRIVAL, 5 * SEC);
 	cr_assert_eq(mrail_health_judge(rails, 2, 1, 5 * SEC, &cfg),
 		     MRAIL_HEALTH_NOTHING, "no sends since the echo");
 }
@@ -349,7 +352,7 @@ Test(rail_health, sends_on_a_rail_never_heard_on_wait_for_the_first_probe_rule)
 
 	/* No word on rail 1 ever: the quiet rule has no "since" to count
 	 * from; the never-heard rule probes it once instead. */
-	mrail_health_heard(&rails[0], false, SEC);
+	mrail_health_heard(&rails[0], MRAIL_HEARD_ARRIVAL, SEC);
 	mrail_health_posted(&rails[1], SEC);
 	mrail_health_completed(&rails[1], SEC + 1, &cfg);
 	cr_assert_eq(mrail_health_judge(rails, 2, 1, SEC + 2, &cfg),
@@ -378,14 +381,21 @@ Test(rail_health, a_failed_rail_is_probed_every_interval_until_it_answers)
 	cr_assert_eq(rails[1].state, MRAIL_HEALTH_FAILED);
 	cr_assert_eq(mrail_health_judge(rails, 2, 1, t + 750 * MS, &cfg),
 		     MRAIL_HEALTH_PROBE);
-	/* The answer brings it back. */
-	cr_assert(mrail_health_heard(&rails[1], false, t + 800 * MS));
+	/* A message from the peer proves only its way to us. */
+	cr_assert_not(mrail_health_heard(&rails[1], MRAIL_HEARD_ARRIVAL,
+					 t + 790 * MS));
+	cr_assert_not(mrail_health_usable(&rails[1]));
+	cr_assert_eq(rails[1].recoveries, 0);
+	/* The echo of the probe brings it back. */
+	cr_assert(mrail_health_heard(&rails[1], MRAIL_HEARD_ECHO,
+				     t + 800 * MS));
 	cr_assert_eq(rails[1].state, MRAIL_HEALTH_UP);
 	cr_assert_eq(rails[1].reason, MRAIL_HEALTH_NO_REASON);
 	cr_assert_eq(rails[1].recoveries, 1);
 	cr_assert_eq(rails[1].failures, 1);
 	cr_assert_eq(mrail_health_usable_count(rails, 2), 2);
-	cr_assert_not(mrail_health_heard(&rails[1], false, t + 900 * MS),
+	cr_assert_not(mrail_health_heard(&rails[1], MRAIL_HEARD_ARRIVAL,
+					 t + 900 * MS),
 		      "only a change is reported");
 }
 
@@ -398,12 +408,13 @@ Test(rail_health, a_rail_that_comes_back_starts_with_nothing_in_flight)
 	mrail_health_posted(&rails[1], t + 250 * MS);
 	mrail_health_posted(&rails[1], t + 750 * MS);
 	cr_assert_eq(rails[1].in_flight, 2);
-	cr_assert(mrail_health_heard(&rails[1], false, t + 800 * MS));
+	cr_assert(mrail_health_heard(&rails[1], MRAIL_HEARD_ECHO,
+				     t + 800 * MS));
 	cr_assert_eq(rails[1].in_flight, 0,
 		     "probes left unanswered must not read as a stall later");
 	/* Long after, with the peer heard on rail 0 and nothing posted on
 	 * rail 1, rail 1 stays up. */
-	mrail_health_heard(&rails[0], false, t + 5 * SEC);
+	mrail_health_heard(&rails[0], MRAIL_HEARD_ARRIVAL, t + 5 * SEC);
 	cr_assert_eq(mrail_health_judge(rails, 2, 1, t + 5 * SEC, &cfg),
 		     MRAIL_HEALTH_NOTHING);
 	cr_assert(mrail_health_usable(&rails[1]));
@@ -416,7 +427,7 @@ Test(rail_health, a_rail_never_heard_on_gets_one_probe_while_a_sibling_was)
 
 	cr_assert_eq(mrail_health_judge(rails, 2, 1, SEC, &cfg),
 		     MRAIL_HEALTH_NOTHING, "no sibling heard yet: nothing to go on");
-	mrail_health_heard(&rails[0], false, 2 * SEC);
+	mrail_health_heard(&rails[0], MRAIL_HEARD_ARRIVAL, 2 * SEC);
 	cr_assert(mrail_health_usable(&rails[1]));
 	cr_assert_eq(mrail_health_judge(rails, 2, 1, 2 * SEC, &cfg),
 		     MRAIL_HEALTH_PROBE);
@@ -436,11 +447,12 @@ Test(rail_health, an_answered_probe_is_the_last_one)
 {
 	struct mrail_rail_health rails[2] = { 0 };
 
-	mrail_health_heard(&rails[0], false, 2 * SEC);
+	mrail_health_heard(&rails[0], MRAIL_HEARD_ARRIVAL, 2 * SEC);
 	cr_assert_eq(mrail_health_judge(rails, 2, 1, 2 * SEC, &cfg),
 		     MRAIL_HEALTH_PROBE);
 	mrail_health_posted(&rails[1], 2 * SEC);
-	cr_assert_not(mrail_health_heard(&rails[1], false, 2 * SEC + MS),
+	cr_assert_not(mrail_health_heard(&rails[1], MRAIL_HEARD_ARRIVAL,
+					 2 * SEC + MS),
 		      "it was up all along: no change to report");
 	cr_assert_eq(rails[1].in_flight, 1, "an echo is no served operation");
 	mrail_health_probe_completed(&rails[1]);
@@ -461,7 +473,7 @@ Test(rail_health, a_rail_down_from_the_start_is_probed_at_once_and_comes_back)
 	cr_assert_eq(mrail_health_judge(rails, 2, 1, SEC + 500 * MS, &cfg),
 		     MRAIL_HEALTH_NOTHING);
 	cr_assert_eq(rails[1].state, MRAIL_HEALTH_FAILED, "unanswered");
-	cr_assert(mrail_health_heard(&rails[1], false, 3 * SEC));
+	cr_assert(mrail_health_heard(&rails[1], MRAIL_HEARD_ECHO, 3 * SEC));
 	cr_assert(mrail_health_usable(&rails[1]));
 	cr_assert_eq(rails[1].recoveries, 1);
 }
@@ -473,10 +485,10 @@ Test(rail_health, a_rail_that_refuses_everything_fails_like_a_stalled_one)
 	/* Rail 1 connects to a peer whose link is down: every send to it is
 	 * refused from 1 s on, while the peer answers on rail 0. */
 	memset(rails, 0, sizeof(rails));
-	mrail_health_heard(&rails[0], false, 500 * MS);
+	mrail_health_heard(&rails[0], MRAIL_HEARD_ARRIVAL, 500 * MS);
 	mrail_health_refused(&rails[1], 1 * SEC);
 	mrail_health_refused(&rails[1], 1 * SEC + 200 * MS);
-	mrail_health_heard(&rails[0], false, 1 * SEC + 300 * MS);
+	mrail_health_heard(&rails[0], MRAIL_HEARD_ARRIVAL, 1 * SEC + 300 * MS);
 	cr_assert_neq(mrail_health_judge(rails, 2, 1, 1 * SEC + 499 * MS, &cfg),
 		      MRAIL_HEALTH_FAIL, "the clock runs from the first refusal");
 	cr_assert(mrail_health_usable(&rails[1]));
@@ -490,11 +502,11 @@ Test(rail_health, a_refusal_then_a_post_that_goes_is_a_connection_made)
 	struct mrail_rail_health rails[2];
 
 	memset(rails, 0, sizeof(rails));
-	mrail_health_heard(&rails[1], false, 500 * MS);
+	mrail_health_heard(&rails[1], MRAIL_HEARD_ARRIVAL, 500 * MS);
 	mrail_health_refused(&rails[1], 1 * SEC);
 	mrail_health_posted(&rails[1], 1 * SEC + 1 * MS);
 	mrail_health_completed(&rails[1], 1 * SEC + 2 * MS, &cfg);
-	mrail_health_heard(&rails[0], false, 3 * SEC);
+	mrail_health_heard(&rails[0], MRAIL_HEARD_ARRIVAL, 3 * SEC);
 	/* Not failed for the refusal (the unanswered send gets a probe). */
 	cr_assert_neq(mrail_health_judge(rails, 2, 1, 5 * SEC, &cfg),
 		      MRAIL_HEALTH_FAIL);
@@ -502,8 +514,8 @@ Test(rail_health, a_refusal_then_a_post_that_goes_is_a_connection_made)
 	cr_assert_eq(rails[1].refused_ns, 0);
 	/* Refused alone, with the peer heard nowhere else: no verdict. */
 	memset(rails, 0, sizeof(rails));
-	mrail_health_heard(&rails[0], false, 500 * MS);
-	mrail_health_heard(&rails[1], false, 500 * MS);
+	mrail_health_heard(&rails[0], MRAIL_HEARD_ARRIVAL, 500 * MS);
+	mrail_health_heard(&rails[1], MRAIL_HEARD_ARRIVAL, 500 * MS);
 	mrail_health_refused(&rails[1], 1 * SEC);
 	cr_assert_eq(mrail_health_judge(rails, 2, 1, 5 * SEC, &cfg),
 		     MRAIL_HEALTH_NOTHING);
@@ -515,9 +527,9 @@ Test(rail_health, a_served_operation_leaves_the_count_a_message_does_not)
 
 	mrail_health_posted(&h, SEC);
 	mrail_health_posted(&h, SEC);
-	mrail_health_heard(&h, false, 2 * SEC);
+	mrail_health_heard(&h, MRAIL_HEARD_ARRIVAL, 2 * SEC);
 	cr_assert_eq(h.in_flight, 2);
-	mrail_health_heard(&h, true, 3 * SEC);
+	mrail_health_heard(&h, MRAIL_HEARD_SERVED, 3 * SEC);
 	cr_assert_eq(h.in_flight, 1);
 	mrail_health_completed(&h, 4 * SEC, &cfg);
 	mrail_health_completed(&h, 4 * SEC, &cfg);
@@ -531,11 +543,12 @@ Test(rail_health, flapping_counts_every_failure_and_every_return)
 	int round;
 
 	for (round = 0; round < 10; round++, t += SEC) {
-		mrail_health_heard(&rails[0], false, t);
+		mrail_health_heard(&rails[0], MRAIL_HEARD_ARRIVAL, t);
 		cr_assert(mrail_health_error(&rails[1], t + 1));
 		cr_assert_eq(mrail_health_judge(rails, 2, 1, t + 300 * MS, &cfg),
 			     MRAIL_HEALTH_PROBE);
-		cr_assert(mrail_health_heard(&rails[1], false, t + 400 * MS));
+		cr_assert(mrail_health_heard(&rails[1], MRAIL_HEARD_ECHO,
+					     t + 400 * MS));
 	}
 	cr_assert_eq(rails[1].failures, 10);
 	cr_assert_eq(rails[1].recoveries, 10);

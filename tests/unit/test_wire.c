@@ -431,7 +431,7 @@ Test(wire_round_trip, hello_carries_a_real_address)
 Test(wire_layout, header_bytes_are_little_endian_at_documented_offsets)
 {
 	static const uint8_t want[MRAIL_WIRE_HDR_LEN] = {
-		3, 1, 0x07, 0,
+		4, 1, 0x07, 0,
 		0x10, 0x00, 0x00, 0x00,
 		0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01,
 		0x18, 0x17, 0x16, 0x15, 0x14, 0x13, 0x12, 0x11,
@@ -510,7 +510,7 @@ Test(wire_hdr_frame, version)
 	raw_valid_msg(&m, MRAIL_OP_EAGER, 0, 4);
 	m.bytes[0] = 1;
 	assert_msg_refused(&m, &test_limits, -EINVAL,
-			   "wire version 1 is not supported (expected 3)");
+			   "wire version 1 is not supported (expected 4)");
 	m.bytes[0] = 0;
 	assert_msg_refused(&m, &test_limits, -EINVAL, "wire version 0");
 }
@@ -1690,58 +1690,95 @@ Test(wire_credit, which_ops_spend_credits)
 
 Test(wire_credit, which_ops_are_numbered)
 {
-	static const uint8_t numbered[] = { MRAIL_OP_EAGER, MRAIL_OP_RTS };
-	static const uint8_t unnumbered[] = {
-		MRAIL_OP_ACK, MRAIL_OP_HELLO, MRAIL_OP_WRITE, MRAIL_OP_READ_REQ,
-		MRAIL_OP_READ_RESP, MRAIL_OP_CREDIT, MRAIL_OP_ATOMIC,
-		MRAIL_OP_PROBE, 0xff,
+	static const uint8_t numbered[] = {
+		MRAIL_OP_EAGER, MRAIL_OP_RTS, MRAIL_OP_WRITE, MRAIL_OP_READ_REQ,
+		MRAIL_OP_ATOMIC,
 	};
-	struct test_msg m;
+	static const uint8_t unnumbered[] = {
+		MRAIL_OP_ACK, MRAIL_OP_HELLO, MRAIL_OP_READ_RESP, MRAIL_OP_CREDIT,
+		MRAIL_OP_ATOMIC_RESP, MRAIL_OP_RSV, MRAIL_OP_PROBE, MRAIL_OP_COLL,
+		0xff,
+	};
+	uint8_t bytes[MRAIL_WIRE_HDR_LEN];
 	uint64_t seq;
 	size_t i;
 
 	for (i = 0; i < sizeof(numbered); i++) {
-		raw_valid_msg(&m, numbered[i], 0, numbered[i] == MRAIL_OP_RTS ?
-			      MRAIL_WIRE_RTS_FIXED_LEN + 8 : 0);
+		memset(bytes, 0, sizeof(bytes));
+		bytes[1] = numbered[i];
+		cr_assert(mrail_wire_number(bytes, sizeof(bytes),
+					    0x0102030405060708ull),
+			  "op %u", numbered[i]);
+		cr_assert_eq(bytes[8], 0x08, "little-endian at offset 8");
+		cr_assert_eq(bytes[15], 0x01);
 		seq = 0;
-		cr_assert(mrail_wire_sequenced(m.bytes, MRAIL_WIRE_HDR_LEN, &seq),
+		cr_assert(mrail_wire_sequenced(bytes, sizeof(bytes), &seq),
 			  "op %u", numbered[i]);
 		cr_assert_eq(seq, 0x0102030405060708ull);
-		cr_assert_not(mrail_wire_sequenced(m.bytes, MRAIL_WIRE_HDR_LEN - 1,
-						   &seq), "shorter than a header");
+		cr_assert_not(mrail_wire_sequenced(bytes, sizeof(bytes) - 1, &seq),
+			      "shorter than a header");
+		cr_assert_not(mrail_wire_number(bytes, sizeof(bytes) - 1, 9),
+			      "shorter than a header");
 	}
 	for (i = 0; i < sizeof(unnumbered); i++) {
-		memset(m.bytes, 0, MRAIL_WIRE_HDR_LEN);
-		m.bytes[1] = unnumbered[i];
+		memset(bytes, 0, sizeof(bytes));
+		bytes[1] = unnumbered[i];
 		seq = 7;
-		cr_assert_not(mrail_wire_sequenced(m.bytes, MRAIL_WIRE_HDR_LEN, &seq),
+		cr_assert_not(mrail_wire_sequenced(bytes, sizeof(bytes), &seq),
 			      "op %u", unnumbered[i]);
 		cr_assert_eq(seq, 7, "left alone");
+		cr_assert_not(mrail_wire_number(bytes, sizeof(bytes), 9),
+			      "op %u", unnumbered[i]);
+		cr_assert_eq(bytes[8], 0, "left alone");
 	}
 }
 
-Test(wire_ack, a_second_copy_is_marked_and_still_valid)
+Test(wire_answer, a_second_copy_is_marked_and_still_valid)
 {
-	struct test_msg m;
+	static const uint8_t answers[] = {
+		MRAIL_OP_ACK, MRAIL_OP_READ_RESP, MRAIL_OP_ATOMIC_RESP,
+	};
+	static const uint8_t others[] = {
+		MRAIL_OP_EAGER, MRAIL_OP_RTS, MRAIL_OP_HELLO, MRAIL_OP_WRITE,
+		MRAIL_OP_READ_REQ, MRAIL_OP_CREDIT, MRAIL_OP_ATOMIC, MRAIL_OP_RSV,
+		MRAIL_OP_PROBE, MRAIL_OP_COLL, 0xff,
+	};
+	uint8_t bytes[MRAIL_WIRE_HDR_LEN];
 	struct mrail_wire_hdr hdr;
 	char err[MRAIL_ERR_MAX];
+	struct test_msg m;
+	size_t i;
 
 	raw_valid_msg(&m, MRAIL_OP_ACK, 0, MRAIL_WIRE_ACK_LEN);
-	cr_assert(mrail_wire_ack_mark_again(m.bytes, m.len));
+	cr_assert(mrail_wire_answer(m.bytes, m.len));
+	cr_assert(mrail_wire_answer_mark_again(m.bytes, m.len));
 	cr_assert_eq(m.bytes[2], MRAIL_WIRE_F_AGAIN);
 	cr_assert_eq(mrail_wire_hdr_decode(m.bytes, m.len, &test_limits, &hdr,
 					   err, sizeof(err)), 0, "%s", err);
 	cr_assert_eq(hdr.flags, MRAIL_WIRE_F_AGAIN);
-	cr_assert(mrail_wire_ack_mark_again(m.bytes, m.len), "twice: the same");
+	cr_assert(mrail_wire_answer_mark_again(m.bytes, m.len), "twice: the same");
 	assert_raw_round_trip(&m, &test_limits);
+	for (i = 0; i < sizeof(answers); i++) {
+		memset(bytes, 0, sizeof(bytes));
+		bytes[1] = answers[i];
+		cr_assert(mrail_wire_answer_mark_again(bytes, sizeof(bytes)),
+			  "op %u", answers[i]);
+		cr_assert_eq(bytes[2], MRAIL_WIRE_F_AGAIN);
+	}
 	/* Nothing else is marked, nor a message shorter than a header. */
-	raw_valid_msg(&m, MRAIL_OP_EAGER, 0, 4);
-	cr_assert_not(mrail_wire_ack_mark_again(m.bytes, m.len));
-	cr_assert_eq(m.bytes[2], 0);
+	for (i = 0; i < sizeof(others); i++) {
+		memset(bytes, 0, sizeof(bytes));
+		bytes[1] = others[i];
+		cr_assert_not(mrail_wire_answer(bytes, sizeof(bytes)),
+			      "op %u", others[i]);
+		cr_assert_not(mrail_wire_answer_mark_again(bytes, sizeof(bytes)));
+		cr_assert_eq(bytes[2], 0);
+	}
 	raw_valid_msg(&m, MRAIL_OP_ACK, 0, MRAIL_WIRE_ACK_LEN);
-	cr_assert_not(mrail_wire_ack_mark_again(m.bytes, MRAIL_WIRE_HDR_LEN - 1));
+	cr_assert_not(mrail_wire_answer_mark_again(m.bytes,
+						   MRAIL_WIRE_HDR_LEN - 1));
 	cr_assert_eq(m.bytes[2], 0);
-	/* The flags are the ACK's alone. */
+	/* The flag is the answers' alone. */
 	raw_valid_msg(&m, MRAIL_OP_CREDIT, 0, MRAIL_WIRE_CREDIT_LEN);
 	m.bytes[2] = MRAIL_WIRE_F_AGAIN;
 	assert_msg_refused(&m, &test_limits, -EINVAL, "CREDIT");
@@ -1768,7 +1805,7 @@ Test(wire_probe, empty_unnumbered_and_spends_no_credit)
 	assert_msg_refused(&m, &test_limits, -EINVAL, "not allowed for PROBE");
 }
 
-Test(wire_probe, may_ask_for_an_echo_and_nothing_else)
+Test(wire_probe, may_ask_for_an_echo_or_be_one_and_nothing_else)
 {
 	struct test_msg m;
 
@@ -1776,7 +1813,14 @@ Test(wire_probe, may_ask_for_an_echo_and_nothing_else)
 	assert_raw_round_trip(&m, &test_limits);
 	cr_assert_not(mrail_wire_needs_credit(m.bytes, m.len),
 		      "a rail's probe must go even when credits are spent");
+	raw_valid_msg(&m, MRAIL_OP_PROBE, MRAIL_WIRE_F_REPLY, 0);
+	assert_raw_round_trip(&m, &test_limits);
+	cr_assert_not(mrail_wire_needs_credit(m.bytes, m.len),
+		      "an echo must go even when credits are spent");
 	raw_valid_msg(&m, MRAIL_OP_EAGER, 0, 0);
 	m.bytes[2] = MRAIL_WIRE_F_ECHO;
 	assert_msg_refused(&m, &test_limits, -EINVAL, "not allowed for EAGER");
+	raw_valid_msg(&m, MRAIL_OP_PROBE, 0, 0);
+	m.bytes[2] = MRAIL_WIRE_F_AGAIN;
+	assert_msg_refused(&m, &test_limits, -EINVAL, "not allowed for PROBE");
 }

@@ -317,19 +317,22 @@ Test(wire_atomic, header_rules)
 	struct mrail_wire_hdr hdr = { .sender = 7, .op = MRAIL_OP_ATOMIC,
 				      .payload_len = MRAIL_WIRE_ATOMIC_LEN + 8 };
 
-	/* A request id always; no flags, seq, tag or CQ data. */
+	/* A request id always, and a sequence number (the target runs each
+	 * atomic once, in order); no flags, tag or CQ data. */
 	cr_assert_eq(mrail_wire_hdr_encode(&hdr, msg, sizeof(msg)), -EINVAL);
 	hdr.req_id = 3;
+	cr_assert_eq(mrail_wire_hdr_encode(&hdr, msg, sizeof(msg)),
+		     MRAIL_WIRE_HDR_LEN);
+	hdr.seq = 12;
 	cr_assert_eq(mrail_wire_hdr_encode(&hdr, msg, sizeof(msg)),
 		     MRAIL_WIRE_HDR_LEN);
 	hdr.flags = MRAIL_WIRE_F_INLINE;
 	cr_assert_eq(mrail_wire_hdr_encode(&hdr, msg, sizeof(msg)), -EINVAL);
 	hdr.flags = MRAIL_WIRE_F_CQ_DATA;
 	cr_assert_eq(mrail_wire_hdr_encode(&hdr, msg, sizeof(msg)), -EINVAL);
-	hdr.flags = 0;
-	hdr.seq = 1;
+	hdr.flags = MRAIL_WIRE_F_AGAIN;
 	cr_assert_eq(mrail_wire_hdr_encode(&hdr, msg, sizeof(msg)), -EINVAL);
-	hdr.seq = 0;
+	hdr.flags = 0;
 	hdr.payload_len = MRAIL_WIRE_ATOMIC_LEN - 1;
 	cr_assert_eq(mrail_wire_hdr_encode(&hdr, msg, sizeof(msg)), -EINVAL);
 
@@ -339,6 +342,14 @@ Test(wire_atomic, header_rules)
 	hdr.req_id = 3;
 	cr_assert_eq(mrail_wire_hdr_encode(&hdr, msg, sizeof(msg)),
 		     MRAIL_WIRE_HDR_LEN);
+	/* An answer: no sequence number; AGAIN marks a second copy. */
+	hdr.seq = 1;
+	cr_assert_eq(mrail_wire_hdr_encode(&hdr, msg, sizeof(msg)), -EINVAL);
+	hdr.seq = 0;
+	hdr.flags = MRAIL_WIRE_F_AGAIN;
+	cr_assert_eq(mrail_wire_hdr_encode(&hdr, msg, sizeof(msg)),
+		     MRAIL_WIRE_HDR_LEN);
+	hdr.flags = 0;
 	hdr.payload_len = MRAIL_WIRE_ATOMIC_RESP_LEN - 1;
 	cr_assert_eq(mrail_wire_hdr_encode(&hdr, msg, sizeof(msg)), -EINVAL);
 

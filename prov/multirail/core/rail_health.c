@@ -61,13 +61,15 @@ void mrail_health_probe_completed(struct mrail_rail_health *h)
 		h->in_flight--;
 }
 
-bool mrail_health_heard(struct mrail_rail_health *h, bool served_op,
-			uint64_t now_ns)
+bool mrail_health_heard(struct mrail_rail_health *h,
+			enum mrail_health_heard_kind kind, uint64_t now_ns)
 {
-	if (served_op && h->in_flight)
+	if (kind == MRAIL_HEARD_SERVED && h->in_flight)
 		h->in_flight--;
 	h->progress_ns = now_ns;
 	h->heard_ns = now_ns;
+	if (h->state != MRAIL_HEALTH_UP && kind == MRAIL_HEARD_ARRIVAL)
+		return false;
 	h->echo_wait_ns = 0;
 	h->alive_ns = 0;
 	h->refused_ns = 0;

@@ -22,8 +22,8 @@
  *    a stall;
  *  - it refused every operation to the peer (-FI_EAGAIN) for the rail
  *    timeout while the peer was heard on a sibling: failed, as "stalled".
- * A failed rail gets a probe every probe interval. Anything heard from the
- * peer on that rail brings it back; a probe unanswered within the rail
+ * A failed rail gets a probe every probe interval. Its echo (or a read the
+ * peer served on the rail) brings it back; a probe unanswered within the rail
  * timeout returns it to failed, and the next probe follows.
  *
  * What the caller does on each verdict (reissue what was in flight on a
@@ -118,14 +118,26 @@ void mrail_health_completed(struct mrail_rail_health *h, uint64_t now_ns,
  * answer (its echo is awaited by other means). */
 void mrail_health_probe_completed(struct mrail_rail_health *h);
 
+/* What was heard from the peer on a rail, and what it proves. */
+enum mrail_health_heard_kind {
+	/* A message from the peer arrived: its way to us works. */
+	MRAIL_HEARD_ARRIVAL,
+	/* An operation of ours it serves (a read) completed: both ways work,
+	 * and that operation is no longer in flight. */
+	MRAIL_HEARD_SERVED,
+	/* The echo of a probe of ours: both ways work. */
+	MRAIL_HEARD_ECHO,
+};
+
 /*
- * The peer was heard on the rail: a message from it arrived, or one of the
- * rail's operations that it serves (a read) completed; that operation, if
- * any, is no longer in flight (served_op). Returns true when this brought
- * a failed rail back.
+ * The peer was heard on the rail. Returns true when this brought a failed
+ * rail back: only what proves our way to the peer works does. A rail over
+ * TCP whose link returns delivers the peer's messages while ours still wait
+ * in our socket for its retransmission timer, seconds after a long outage;
+ * sending there on the peer's word alone would stall what we send.
  */
-bool mrail_health_heard(struct mrail_rail_health *h, bool served_op,
-			uint64_t now_ns);
+bool mrail_health_heard(struct mrail_rail_health *h,
+			enum mrail_health_heard_kind kind, uint64_t now_ns);
 
 /* The rail reported an error for the peer. Returns true when this failed a
  * working rail (the caller then acts as on MRAIL_HEALTH_FAIL). */

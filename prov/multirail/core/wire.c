@@ -126,6 +126,7 @@ struct wire_op_rules {
 	bool ordered;		/* numbered by seq with the sender's others */
 	bool needs_req_id;	/* is, or answers, a request: req_id nonzero */
 	bool needs_credit;	/* spends one of the sender's credits */
+	bool answer;		/* answers a request: kept, sent again AGAIN */
 };
 
 static const struct wire_op_rules wire_ops[] = {
@@ -142,27 +143,39 @@ static const struct wire_op_rules wire_ops[] = {
 		.ordered = true,
 		.needs_credit = true,
 	},
-	[MRAIL_OP_ACK] = { .name = "ACK", .flags = MRAIL_WIRE_F_AGAIN },
+	[MRAIL_OP_ACK] = {
+		.name = "ACK", .flags = MRAIL_WIRE_F_AGAIN, .answer = true,
+	},
 	[MRAIL_OP_HELLO] = {
 		.name = "HELLO", .flags = MRAIL_WIRE_F_REPLY | MRAIL_WIRE_F_INTRO,
 	},
 	[MRAIL_OP_WRITE] = {
 		.name = "WRITE",
 		.flags = MRAIL_WIRE_F_CQ_DATA | MRAIL_WIRE_F_INLINE,
+		.ordered = true,
 		.needs_req_id = true,
 		.needs_credit = true,
 	},
 	[MRAIL_OP_READ_REQ] = {
-		.name = "READ_REQ", .needs_req_id = true, .needs_credit = true,
+		.name = "READ_REQ", .ordered = true, .needs_req_id = true,
+		.needs_credit = true,
 	},
-	[MRAIL_OP_READ_RESP] = { .name = "READ_RESP", .needs_req_id = true },
+	[MRAIL_OP_READ_RESP] = {
+		.name = "READ_RESP", .flags = MRAIL_WIRE_F_AGAIN,
+		.needs_req_id = true, .answer = true,
+	},
 	[MRAIL_OP_ATOMIC] = {
-		.name = "ATOMIC", .needs_req_id = true, .needs_credit = true,
+		.name = "ATOMIC", .ordered = true, .needs_req_id = true,
+		.needs_credit = true,
 	},
-	[MRAIL_OP_ATOMIC_RESP] = { .name = "ATOMIC_RESP", .needs_req_id = true },
+	[MRAIL_OP_ATOMIC_RESP] = {
+		.name = "ATOMIC_RESP", .flags = MRAIL_WIRE_F_AGAIN,
+		.needs_req_id = true, .answer = true,
+	},
 	[MRAIL_OP_CREDIT] = { .name = "CREDIT" },
 	[MRAIL_OP_RSV] = { .name = "RSV" },
-	[MRAIL_OP_PROBE] = { .name = "PROBE", .flags = MRAIL_WIRE_F_ECHO },
+	[MRAIL_OP_PROBE] = { .name = "PROBE",
+			      .flags = MRAIL_WIRE_F_ECHO | MRAIL_WIRE_F_REPLY },
 	[MRAIL_OP_COLL] = { .name = "COLL" },
 };
 
@@ -230,8 +243,8 @@ static int check_unused_fields(const struct wire_err *err,
 {
 	if (!rules->ordered && hdr->seq)
 		return wire_refuse(err, -EINVAL,
-			"%s carries seq %" PRIu64 ", expected 0 (only EAGER "
-			"and RTS are sequenced)", rules->name, hdr->seq);
+			"%s carries seq %" PRIu64 ", expected 0 (only "
+			"requests are sequenced)", rules->name, hdr->seq);
 	if (!(hdr->flags & MRAIL_WIRE_F_TAGGED) && hdr->tag)
 		return wire_refuse(err, -EINVAL,
 			"%s carries tag 0x%" PRIx64 " without the TAGGED "
@@ -463,33 +476,52 @@ static int check_payload_limits(const struct wire_err *err,
 	}
 }
 
+/* The rules of an encoded message's op (at least a header), or NULL. */
+static const struct wire_op_rules *rules_of_msg(const void *msg, size_t len)
+{
+	if (len < MRAIL_WIRE_HDR_LEN)
+		return NULL;
+	return rules_for_op(((const uint8_t *) msg)[HDR_OP]);
+}
+
 bool mrail_wire_needs_credit(const void *msg, size_t len)
 {
-	const struct wire_op_rules *rules;
+	const struct wire_op_rules *rules = rules_of_msg(msg, len);
 
-	if (len < MRAIL_WIRE_HDR_LEN)
-		return false;
-	rules = rules_for_op(((const uint8_t *) msg)[HDR_OP]);
 	return rules && rules->needs_credit;
 }
 
-bool mrail_wire_ack_mark_again(void *msg, size_t len)
+bool mrail_wire_answer(const void *msg, size_t len)
+{
+	const struct wire_op_rules *rules = rules_of_msg(msg, len);
+
+	return rules && rules->answer;
+}
+
+bool mrail_wire_answer_mark_again(void *msg, size_t len)
 {
 	uint8_t *p = msg;
 
-	if (len < MRAIL_WIRE_HDR_LEN || p[HDR_OP] != MRAIL_OP_ACK)
+	if (!mrail_wire_answer(msg, len))
 		return false;
 	p[HDR_FLAGS] |= MRAIL_WIRE_F_AGAIN;
 	return true;
 }
 
+bool mrail_wire_number(void *msg, size_t len, uint64_t seq)
+{
+	const struct wire_op_rules *rules = rules_of_msg(msg, len);
+
+	if (!rules || !rules->ordered)
+		return false;
+	put_le64((uint8_t *) msg + HDR_SEQ, seq);
+	return true;
+}
+
 bool mrail_wire_sequenced(const void *msg, size_t len, uint64_t *seq)
 {
-	const struct wire_op_rules *rules;
+	const struct wire_op_rules *rules = rules_of_msg(msg, len);
 
-	if (len < MRAIL_WIRE_HDR_LEN)
-		return false;
-	rules = rules_for_op(((const uint8_t *) msg)[HDR_OP]);
 	if (!rules || !rules->ordered)
 		return false;
 	*seq = get_le64((const uint8_t *) msg + HDR_SEQ);

@@ -11,7 +11,8 @@
  *   2  u8   flags (MRAIL_WIRE_F_*)
  *   3  u8   reserved, zero
  *   4  u32  payload length: exactly the bytes that follow the header
- *   8  u64  seq: per sender->receiver order of EAGER and RTS messages
+ *   8  u64  seq: per sender->receiver order of the requests (EAGER, RTS,
+ *           WRITE, READ_REQ, ATOMIC): the receiver runs each once, in order
  *  16  u64  tag (TAGGED only, else zero)
  *  24  u64  remote CQ data (CQ_DATA only, else zero)
  *  32  u64  request id: the sender's operation (EAGER with ACK_REQ, RTS,
@@ -27,8 +28,9 @@
  *   RTS    rendezvous descriptor (below); the receiver reads the data
  *   ACK    i32 status (0 or a negative errno), u32 reserved zero. With
  *          AGAIN it may be a second copy (sent again when a rail failed);
- *          a second copy of an ACK, flagged or not, answers a request of
- *          the receiver's that is no longer waiting, and is dropped quietly
+ *          a second copy of an answer (ACK, READ_RESP, ATOMIC_RESP), flagged
+ *          or not, answers a request of the receiver's that is no longer
+ *          waiting, and is dropped quietly
  *   HELLO  the sender's full mrail address (addr_codec.h); with the REPLY
  *          flag it answers a HELLO, with the INTRO flag it introduces a
  *          sender that holds the receiver's full address (never both);
@@ -41,7 +43,7 @@
  *          WRITE, READ_REQ and ATOMIC messages the receiver has taken off
  *          its rails in all; the sender may have MRAIL_TX_CREDITS more than
  *          that sent (flow control). u64 next seq: the sequence number of
- *          the sender's next EAGER or RTS the receiver waits for, every
+ *          the sender's next request the receiver waits for, every
  *          one before it having arrived (a sender keeps copies of those
  *          until then, to send again when a rail fails, or when a CREDIT
  *          shows the receiver still waiting for it a rail timeout later).
@@ -102,7 +104,7 @@
 #include "mrail_limits.h"
 #include "reserve.h"
 
-#define MRAIL_WIRE_VERSION 3
+#define MRAIL_WIRE_VERSION 4
 #define MRAIL_WIRE_HDR_LEN 48
 #define MRAIL_WIRE_RTS_FIXED_LEN 24
 #define MRAIL_WIRE_ACK_LEN 8
@@ -132,11 +134,11 @@ enum mrail_wire_op {
 #define MRAIL_WIRE_F_TAGGED	0x01	/* EAGER, RTS: tag is meaningful */
 #define MRAIL_WIRE_F_CQ_DATA	0x02	/* EAGER, RTS: cq_data is meaningful */
 #define MRAIL_WIRE_F_ACK_REQ	0x04	/* EAGER: answer with ACK when delivered */
-#define MRAIL_WIRE_F_REPLY	0x08	/* HELLO: the answer to a HELLO */
+#define MRAIL_WIRE_F_REPLY	0x08	/* HELLO, PROBE: the answer to one */
 #define MRAIL_WIRE_F_INLINE	0x10	/* WRITE: the data follows the descriptor */
 #define MRAIL_WIRE_F_INTRO	0x20	/* HELLO: an introduction, not answered */
 #define MRAIL_WIRE_F_ECHO	0x40	/* PROBE: answer with a PROBE on its rail */
-#define MRAIL_WIRE_F_AGAIN	0x80	/* ACK: maybe a second copy */
+#define MRAIL_WIRE_F_AGAIN	0x80	/* answers: maybe a second copy */
 
 struct mrail_wire_hdr {
 	uint8_t op;
@@ -274,18 +276,29 @@ int mrail_wire_grant_decode(const void *payload, size_t len, uint64_t *grant_id,
  */
 bool mrail_wire_needs_credit(const void *msg, size_t len);
 
-/* Marks an encoded ACK (at least a header, written by us) as maybe a second
- * copy (MRAIL_WIRE_F_AGAIN); returns whether msg is an ACK. */
-bool mrail_wire_ack_mark_again(void *msg, size_t len);
+/* Whether an encoded message (at least a header, written by us) answers a
+ * request: ACK, READ_RESP, ATOMIC_RESP. A sender keeps these a while and
+ * sends them again when their rail fails; the requester drops a second. */
+bool mrail_wire_answer(const void *msg, size_t len);
+
+/* Marks an encoded answer as maybe a second copy (MRAIL_WIRE_F_AGAIN);
+ * returns whether msg is an answer. */
+bool mrail_wire_answer_mark_again(void *msg, size_t len);
 
 /* Whether an encoded message (at least a header, written by us) is one the
- * receiver numbers (EAGER, RTS), and then its seq in *seq. */
+ * receiver numbers (the requests: EAGER, RTS, WRITE, READ_REQ, ATOMIC),
+ * and then its seq in *seq. Each runs once at the receiver, in order,
+ * however many copies arrive. */
 bool mrail_wire_sequenced(const void *msg, size_t len, uint64_t *seq);
+
+/* Writes seq into an encoded request that the receiver numbers (see
+ * mrail_wire_sequenced); returns whether msg is one (else untouched). */
+bool mrail_wire_number(void *msg, size_t len, uint64_t seq);
 
 /* CREDIT payload: the receiver's running totals for one sender. */
 struct mrail_wire_credit {
 	uint64_t taken;		/* credit-spending messages taken, in all */
-	uint64_t next_seq;	/* the next EAGER/RTS sequence number awaited */
+	uint64_t next_seq;	/* the next request's sequence number awaited */
 };
 
 /* Encode: MRAIL_WIRE_CREDIT_LEN, -ENOSPC or -EINVAL. Decode: 0, or -EINVAL

@@ -77,10 +77,36 @@ static void rx_hold(struct mrail_ep *ep, struct mrail_rail_buf *buf, size_t len)
 	ep->held = buf;
 }
 
+static void rx_run(struct mrail_ep *ep, fi_addr_t peer, struct mrail_rx_msg *msg);
+
+/* A numbered request that is no message (WRITE, READ_REQ, ATOMIC), held
+ * for its turn as it came: its header, rail and payload. */
+static struct mrail_rx_msg *rx_request_hold(const struct mrail_wire_hdr *hdr,
+					    const uint8_t *payload, size_t rail,
+					    char *err, size_t err_len)
+{
+	struct mrail_rx_msg *msg = malloc(sizeof(*msg) + hdr->payload_len);
+
+	if (!msg) {
+		snprintf(err, err_len, "out of memory");
+		return NULL;
+	}
+	memset(msg, 0, sizeof(*msg));
+	msg->request = true;
+	msg->hdr = *hdr;
+	msg->rail = rail;
+	msg->len = hdr->payload_len;
+	memcpy(msg->payload, payload, hdr->payload_len);
+	return msg;
+}
+
 /*
- * An EAGER or RTS: it waits in its sender's reorder window until the ones
- * sent before it have arrived, then goes to matching in send order. One too
- * far ahead for the window keeps its rail buffer (RX_AHEAD).
+ * A numbered request (EAGER, RTS, WRITE, READ_REQ, ATOMIC): it waits in its
+ * sender's reorder window until the ones sent before it have arrived, then
+ * runs in send order: a message goes to matching, the others to their
+ * handler. A second copy is dropped here, so each runs once however many
+ * rails carried it. One too far ahead for the window keeps its rail buffer
+ * (RX_AHEAD).
  */
 static enum rx_verdict rx_in_order(struct mrail_ep *ep, size_t rail,
 				   fi_addr_t peer, const struct mrail_wire_hdr *hdr,
@@ -98,7 +124,10 @@ static enum rx_verdict rx_in_order(struct mrail_ep *ep, size_t rail,
 		mrail_credit_owe(ep, peer);
 		return RX_DONE;
 	}
-	msg = mrail_msg_from_wire(ep, hdr, payload, peer, err, sizeof(err));
+	if (hdr->op == MRAIL_OP_EAGER || hdr->op == MRAIL_OP_RTS)
+		msg = mrail_msg_from_wire(ep, hdr, payload, peer, err, sizeof(err));
+	else
+		msg = rx_request_hold(hdr, payload, rail, err, sizeof(err));
 	if (!msg) {
 		mrail_cq_report_bad_message(ep, rail, err);
 		mrail_credit_owe(ep, peer);
@@ -132,7 +161,7 @@ static enum rx_verdict rx_in_order(struct mrail_ep *ep, size_t rail,
 	 * stops MRAIL_TX_CREDITS ahead of it, well inside the window, and the
 	 * rail buffers stay free for the copy it sends again. */
 	while ((next = mrail_reorder_pop(&rx->reorder))) {
-		mrail_msg_deliver(ep, next);
+		rx_run(ep, peer, next);
 		mrail_credit_owe(ep, peer);
 	}
 	ep->window_moved = true;
@@ -146,7 +175,7 @@ typedef void (*mrail_rx_handler)(struct mrail_ep *ep, size_t rail, fi_addr_t pee
 /* How a message of one opcode is taken. */
 enum rx_route {
 	RX_ROUTE_NONE,		/* not an opcode: dropped as bad */
-	RX_ROUTE_IN_ORDER,	/* rx_in_order, then matching */
+	RX_ROUTE_IN_ORDER,	/* rx_in_order, then matching or its handler */
 	RX_ROUTE_DIRECT,	/* its handler, at once, from a known peer */
 	RX_ROUTE_ANY_SENDER,	/* its handler, at once, even from a stranger */
 };
@@ -159,16 +188,27 @@ static const struct {
 	[MRAIL_OP_RTS] = { RX_ROUTE_IN_ORDER, NULL },
 	[MRAIL_OP_ACK] = { RX_ROUTE_DIRECT, mrail_rdv_handle_ack },
 	[MRAIL_OP_HELLO] = { RX_ROUTE_ANY_SENDER, mrail_hello_handle_rx },
-	[MRAIL_OP_WRITE] = { RX_ROUTE_DIRECT, mrail_rma_handle_rx },
-	[MRAIL_OP_READ_REQ] = { RX_ROUTE_DIRECT, mrail_rma_handle_rx },
+	[MRAIL_OP_WRITE] = { RX_ROUTE_IN_ORDER, mrail_rma_handle_rx },
+	[MRAIL_OP_READ_REQ] = { RX_ROUTE_IN_ORDER, mrail_rma_handle_rx },
 	[MRAIL_OP_READ_RESP] = { RX_ROUTE_DIRECT, mrail_rma_handle_rx },
-	[MRAIL_OP_ATOMIC] = { RX_ROUTE_DIRECT, mrail_atomic_handle_rx },
+	[MRAIL_OP_ATOMIC] = { RX_ROUTE_IN_ORDER, mrail_atomic_handle_rx },
 	[MRAIL_OP_ATOMIC_RESP] = { RX_ROUTE_DIRECT, mrail_atomic_handle_rx },
 	[MRAIL_OP_CREDIT] = { RX_ROUTE_DIRECT, mrail_credit_handle_rx },
 	[MRAIL_OP_RSV] = { RX_ROUTE_DIRECT, mrail_rsv_handle_rx },
 	[MRAIL_OP_COLL] = { RX_ROUTE_DIRECT, mrail_coll_handle_rx },
 	[MRAIL_OP_PROBE] = { RX_ROUTE_DIRECT, mrail_probe_handle_rx },
 };
+
+/* A numbered request whose turn came. */
+static void rx_run(struct mrail_ep *ep, fi_addr_t peer, struct mrail_rx_msg *msg)
+{
+	if (!msg->request) {
+		mrail_msg_deliver(ep, msg);
+		return;
+	}
+	rx_ops[msg->hdr.op].handle(ep, msg->rail, peer, &msg->hdr, msg->payload);
+	free(msg);
+}
 
 /* The route of an opcode from the wire: bounds-checked, since the header
  * decoder's idea of a valid opcode and this table must not have to agree
@@ -211,7 +251,7 @@ static enum rx_verdict rx_dispatch(struct mrail_ep *ep, size_t rail,
 		return RX_STRANGER;
 	}
 	mrail_liveness_heard(ep, peer);
-	mrail_rail_heard(ep, peer, rail, false);
+	mrail_rail_heard(ep, peer, rail, MRAIL_HEARD_ARRIVAL);
 	if (route == RX_ROUTE_IN_ORDER)
 		verdict = rx_in_order(ep, rail, peer, &hdr, payload);
 	else

@@ -128,9 +128,9 @@ struct mrail_peer {
 	/* The largest "taken" total its CREDITs reported. */
 	uint64_t tx_returned;
 	/* Our numbered messages its rails took and it has not acknowledged,
-	 * and our recent ACKs to it (kept for MRAIL_ACK_KEEP_TIMEOUTS rail
+	 * and our recent answers to it (kept for MRAIL_ANSWER_KEEP_TIMEOUTS rail
 	 * timeouts): kept only with two rails or more. */
-	struct mrail_unacked *unacked, *acks;
+	struct mrail_unacked *unacked, *answers;
 	/* The peer knows this endpoint's key (our HELLO to it is queued or
 	 * sent, or one of its HELLOs reached us), so our sends need no
 	 * introduction (core/first_contact.h). */
@@ -230,6 +230,9 @@ struct mrail_ep {
 	struct mrail_rdv_send *rdv_sends;
 	uint64_t next_req_id;
 	struct mrail_rdv_recv *rdv_recvs;
+	/* Receives completed while reads their rail lost were outstanding:
+	 * kept until those come back (mrail_rdv.c). */
+	struct mrail_rdv_recv *rdv_orphaned;
 	/* Of those, the ones the striping policy did not split yet
 	 * (mrail_policy_plan_now): they are split in list order. */
 	size_t rdv_unplanned;
@@ -370,7 +373,7 @@ void mrail_rail_completed(struct mrail_ep *ep, fi_addr_t peer, size_t rail,
 /* The rail answered -FI_EAGAIN to an operation to the peer. */
 void mrail_rail_refused(struct mrail_ep *ep, fi_addr_t peer, size_t rail);
 void mrail_rail_heard(struct mrail_ep *ep, fi_addr_t peer, size_t rail,
-		      bool served_op);
+		      enum mrail_health_heard_kind kind);
 void mrail_rail_error(struct mrail_ep *ep, fi_addr_t peer, size_t rail);
 /* May the rail carry traffic to the peer now? */
 bool mrail_rail_usable(const struct mrail_ep *ep, fi_addr_t peer, size_t rail);

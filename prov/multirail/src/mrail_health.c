@@ -10,7 +10,7 @@
  * a rail for that peer: a message the policy put on it moves to another
  * rail (mrail_tx.c), a striped transfer's share goes to the others
  * (mrail_rdv.c). Every probe interval the rail gets a PROBE asking for an
- * echo; anything heard from the peer on the rail brings it back. The last
+ * echo; the echo, or a read the peer served on the rail, brings it back. The last
  * rail a peer has is never failed: a peer that answers on no rail is the
  * liveness check's business (mrail_peer.c).
  *
@@ -120,12 +120,12 @@ void mrail_rail_completed(struct mrail_ep *ep, fi_addr_t peer, size_t rail,
 }
 
 void mrail_rail_heard(struct mrail_ep *ep, fi_addr_t peer, size_t rail,
-		      bool served_op)
+		      enum mrail_health_heard_kind kind)
 {
 	struct mrail_rail_health *rails = rails_of(ep, peer);
 	char label[MRAIL_ERR_MAX];
 
-	if (!rails || !mrail_health_heard(&rails[rail], served_op, mrail_now_ns()))
+	if (!rails || !mrail_health_heard(&rails[rail], kind, mrail_now_ns()))
 		return;
 	MRAIL_WARN(FI_LOG_EP_DATA, "%s is back for peer %" PRIu64 ": it carries "
 		   "traffic to the peer again\n",
@@ -140,6 +140,8 @@ static void rail_failed(struct mrail_ep *ep, fi_addr_t peer, size_t rail)
 	 * acknowledged, and our own running totals go on the other rails. */
 	mrail_replay(ep, peer);
 	mrail_credit_refresh(ep, peer);
+	/* Reads it holds for us: their bytes are read again elsewhere. */
+	mrail_rdv_rail_failed(ep, peer, rail);
 }
 
 void mrail_rail_error(struct mrail_ep *ep, fi_addr_t peer, size_t rail)
@@ -235,12 +237,19 @@ void mrail_probe_handle_rx(struct mrail_ep *ep, size_t rail, fi_addr_t peer,
 			   const uint8_t *payload)
 {
 	struct mrail_wire_hdr echo = { .sender = ep->self_key,
-				       .op = MRAIL_OP_PROBE };
+				       .op = MRAIL_OP_PROBE,
+				       .flags = MRAIL_WIRE_F_REPLY };
 	uint8_t msg[MRAIL_WIRE_HDR_LEN];
 
 	(void) payload;
-	/* The arrival itself counted (mrail_rail_heard); an echo is what
-	 * tells the prober its rail works. It asks for nothing back. */
+	/* The echo of our probe: our way to the peer on this rail works too
+	 * (the arrival alone proved only the peer's, mrail_rail_heard). */
+	if (hdr->flags & MRAIL_WIRE_F_REPLY) {
+		mrail_rail_heard(ep, peer, rail, MRAIL_HEARD_ECHO);
+		return;
+	}
+	/* An echo tells the prober its rail works. A liveness probe
+	 * (mrail_peer.c) asks for nothing back. */
 	if (!(hdr->flags & MRAIL_WIRE_F_ECHO) || !peer_on_rail(ep, peer, rail))
 		return;
 	mrail_wire_hdr_encode(&echo, msg, sizeof(msg));

@@ -529,7 +529,6 @@ ssize_t mrail_send_common(struct mrail_ep *ep, const struct iovec *iov, size_t c
 	ret = mrail_contact_prepare(ep, dest);
 	if (ret)
 		goto out;
-	hdr.seq = ep->peers[dest].tx_seq;
 	if (hdr.op == MRAIL_OP_EAGER) {
 		hdr.payload_len = (uint32_t) len;
 		ret = send_eager(ep, iov, count, dest, &hdr, &user, complete_user,
@@ -537,11 +536,8 @@ ssize_t mrail_send_common(struct mrail_ep *ep, const struct iovec *iov, size_t c
 	} else {
 		ret = mrail_rdv_send(ep, iov, count, dest, &hdr, &user, complete_user);
 	}
-	/* The sequence number is spent only by a send the rail accepted. */
-	if (!ret) {
-		ep->peers[dest].tx_seq++;
+	if (!ret)
 		mrail_progress_kick(ep->domain);
-	}
 out:
 	pthread_mutex_unlock(&ep->domain->lock);
 	return ret;

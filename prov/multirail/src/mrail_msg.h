@@ -32,6 +32,12 @@ struct mrail_rx_msg {
 	bool ack_req;		/* eager: the sender waits for an ACK */
 	uint64_t req_id;	/* rendezvous or ack_req: the sender's request */
 	struct mrail_wire_rts rts;
+	/* A numbered request that is no message (WRITE, READ_REQ, ATOMIC),
+	 * held for its turn (mrail_engine.c): it goes to its handler with
+	 * this header, from this rail; payload holds its len bytes. */
+	bool request;
+	struct mrail_wire_hdr hdr;
+	size_t rail;
 	uint8_t payload[];	/* eager: len bytes */
 };
 
@@ -211,6 +217,8 @@ void mrail_rdv_mark_waited(struct mrail_ep *ep, bool *waited);
 /* Fails every operation waiting on peer with err, and drops the control
  * messages queued for it. */
 void mrail_rdv_fail_peer(struct mrail_ep *ep, fi_addr_t peer, int err);
+/* The rail failed for the peer: its staged reads go on other rails. */
+void mrail_rdv_rail_failed(struct mrail_ep *ep, fi_addr_t peer, size_t rail);
 
 /*
  * Peer liveness (mrail_peer.c, decisions in core/liveness.c). Caller

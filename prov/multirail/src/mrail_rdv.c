@@ -65,8 +65,27 @@ struct mrail_rdv_read {
 	int stripe;
 	uint64_t off;		/* in the transfer */
 	uint64_t len;
+	uint8_t *dst;		/* in the receive buffer */
+	/* A staged read lands here and is copied to dst when it completes
+	 * (rdv_staged_rail says which rails stage). */
+	uint8_t *stage;
+	/* Given up on when its rail failed for the peer: its bytes were
+	 * read again elsewhere, and it may still complete, into stage only. */
+	bool orphan;
 	bool in_use;
 };
+
+/* Bytes of the transfer to read again, those of a read its rail lost. */
+struct mrail_rdv_redo {
+	uint64_t off;
+	uint64_t len;
+	int stripe;
+	size_t from;		/* the rail that lost them */
+};
+
+/* Read slots per transfer: orphans keep theirs until their rail gives
+ * them back, and the reads that replace them need room beside them. */
+#define MRAIL_RDV_READ_SLOTS (2 * MRAIL_MAX_RAILS * MRAIL_RDV_READS_PER_RAIL)
 
 /* A matched receive whose data is being read. */
 struct mrail_rdv_recv {
@@ -92,9 +111,13 @@ struct mrail_rdv_recv {
 	uint64_t issued[MRAIL_MAX_RAILS];
 	size_t stripe_inflight[MRAIL_MAX_RAILS];
 	int stripe_count;
-	size_t inflight;
+	size_t inflight;	/* reads in flight, orphans not counted */
+	size_t orphans;
+	bool finished;		/* completed; on ep->rdv_orphaned */
 	int err;		/* first failure, a positive FI_E* value */
-	struct mrail_rdv_read reads[MRAIL_MAX_RAILS * MRAIL_RDV_READS_PER_RAIL];
+	struct mrail_rdv_read reads[MRAIL_RDV_READ_SLOTS];
+	struct mrail_rdv_redo redo[MRAIL_RDV_READ_SLOTS];
+	size_t redo_count;
 	struct mrail_rsv_req rsv;	/* dynamic striping: rails reserved */
 };
 
@@ -333,6 +356,22 @@ uint64_t mrail_atomic_wait_add(struct mrail_ep *ep, fi_addr_t dest,
 	return wait->req_id;
 }
 
+/*
+ * Whether an answer (name) to request req_id that finds nothing waiting is
+ * the second copy of one: the request is ours and was answered already
+ * (the answer went again when a rail failed, or the first came late on a
+ * rail that came back). Such a copy is dropped quietly.
+ */
+static bool rdv_answered_already(struct mrail_ep *ep, fi_addr_t peer,
+				 const char *name, uint64_t req_id)
+{
+	if (!req_id || req_id > ep->next_req_id)
+		return false;
+	MRAIL_DBG(FI_LOG_EP_DATA, "second copy of the %s of request %" PRIu64
+		  " from peer %" PRIu64 "\n", name, req_id, (uint64_t) peer);
+	return true;
+}
+
 void mrail_atomic_wait_done(struct mrail_ep *ep, size_t rail, fi_addr_t peer,
 			    uint64_t req_id, int32_t status,
 			    const uint8_t *result, size_t result_len)
@@ -342,6 +381,8 @@ void mrail_atomic_wait_done(struct mrail_ep *ep, size_t rail, fi_addr_t peer,
 	size_t i, off = 0;
 
 	HASH_FIND(hh, ep->rdv_sends, &req_id, sizeof(req_id), wait);
+	if (!wait && rdv_answered_already(ep, peer, "ATOMIC_RESP", req_id))
+		return;
 	if (!wait || wait->peer != peer || wait->kind != MRAIL_WAIT_ATOMIC) {
 		snprintf(err, sizeof(err), "ATOMIC_RESP from peer %" PRIu64
 			 " for request %" PRIu64 ", which is no atomic of it "
@@ -411,14 +452,23 @@ ssize_t mrail_request_send(struct mrail_ep *ep, struct mrail_rail_buf *buf,
 			   size_t len, fi_addr_t dest, uint64_t req_id,
 			   const struct mrail_cq_entry *user, bool complete_user)
 {
+	uint64_t *tx_seq = &ep->peers[dest].tx_seq;
+	bool numbered;
 	ssize_t ret;
 
 	buf->complete_user = complete_user;
 	buf->rdv_req_id = req_id;
 	buf->user = *user;
+	/* Every request to the peer, whichever entry named it, runs in one
+	 * numbered stream at the peer; a number is spent only by a request
+	 * the rail accepted. */
+	numbered = mrail_wire_number(buf->data, len, *tx_seq);
 	ret = mrail_tx_buf_send(ep, buf, len, mrail_av_get_peer(ep->av, dest));
-	if (!ret)
+	if (!ret) {
+		if (numbered)
+			(*tx_seq)++;
 		return 0;
+	}
 	/* The buffer is back on its free list: nothing will answer. */
 	if (req_id)
 		mrail_ack_wait_cancel(ep, req_id);
@@ -457,15 +507,8 @@ void mrail_rdv_handle_ack(struct mrail_ep *ep, size_t rail, fi_addr_t peer,
 	HASH_FIND(hh, ep->rdv_sends, &hdr->req_id, sizeof(hdr->req_id), rdv);
 	if (rdv && rdv->kind == MRAIL_WAIT_ATOMIC)
 		rdv = NULL;	/* answered by its ATOMIC_RESP, never by an ACK */
-	if (!rdv && hdr->req_id && hdr->req_id <= ep->next_req_id) {
-		/* A request of ours answered already: this is the second copy
-		 * of its ACK (sent again when a rail failed, or the first,
-		 * late, on a rail that came back). */
-		MRAIL_DBG(FI_LOG_EP_DATA, "second copy of the ACK of request %"
-			  PRIu64 " from peer %" PRIu64 "\n", hdr->req_id,
-			  (uint64_t) peer);
+	if (!rdv && rdv_answered_already(ep, peer, "ACK", hdr->req_id))
 		return;
-	}
 	if (!rdv || rdv->peer != peer) {
 		snprintf(err, sizeof(err), "ACK from peer %" PRIu64 " for request %"
 			 PRIu64 ", which is no send to it waiting for one",
@@ -519,6 +562,9 @@ static void rdv_recv_free(struct mrail_ep *ep, struct mrail_rdv_recv *rdv)
 {
 	size_t rail, i;
 
+	/* Only a closing endpoint (its rails closed) frees reads in use. */
+	for (i = 0; i < MRAIL_RDV_READ_SLOTS; i++)
+		free(rdv->reads[i].stage);
 	for (rail = 0; rail < ep->rail_count; rail++) {
 		for (i = 0; i < rdv->iov_count; i++) {
 			if (rdv->local_mrs[rail][i])
@@ -585,7 +631,12 @@ static void rdv_recv_finish(struct mrail_ep *ep, struct mrail_rdv_recv *rdv)
 		break;
 	}
 	DL_DELETE(ep->rdv_recvs, rdv);
-	rdv_recv_free(ep, rdv);
+	/* Orphans may still land, in their stage buffers: those stay. */
+	rdv->finished = true;
+	if (rdv->orphans)
+		DL_APPEND(ep->rdv_orphaned, rdv);
+	else
+		rdv_recv_free(ep, rdv);
 }
 
 /* Where byte off of the receive buffer lives: an iov and room left in it. */
@@ -608,11 +659,26 @@ static struct mrail_rdv_read *rdv_free_read(struct mrail_rdv_recv *rdv)
 {
 	size_t i;
 
-	for (i = 0; i < sizeof(rdv->reads) / sizeof(rdv->reads[0]); i++) {
+	for (i = 0; i < MRAIL_RDV_READ_SLOTS; i++) {
 		if (!rdv->reads[i].in_use)
 			return &rdv->reads[i];
 	}
 	return NULL;
+}
+
+/*
+ * Whether reads on the rail land in a buffer of mrail's first. A rail over
+ * a socket keeps a read whose link went down and may serve it long after the
+ * bytes were read again elsewhere and the receive completed: into the
+ * application's buffer, that late reply would overwrite what it holds by
+ * then. Staged, it lands in memory mrail owns. Such rails copy every byte
+ * from the socket anyway; rails that need FI_MR_LOCAL (RDMA) flush a read
+ * whose link is lost with an error instead, and read in place. One rail has
+ * nothing to fail over to.
+ */
+static bool rdv_staged_rail(const struct mrail_ep *ep, size_t rail)
+{
+	return ep->rail_count > 1 && !(ep->rail_mr_mode[rail] & FI_MR_LOCAL);
 }
 
 /*
@@ -643,17 +709,29 @@ static int rdv_post_read(struct mrail_ep *ep, struct mrail_rdv_recv *rdv, int s,
 	raddr = (ep->rail_mr_mode[rail] & FI_MR_VIRT_ADDR ? rdv->rts.base : 0) +
 		rdv->remote_off + off;
 
+	read->stage = NULL;
+	if (rdv_staged_rail(ep, rail) && *len) {
+		read->stage = malloc(*len);
+		if (!read->stage)
+			return -FI_EAGAIN;
+	}
 	read->rc.kind = MRAIL_CTX_READ;
 	read->rc.rail = rail;
 	read->rdv = rdv;
 	read->stripe = s;
-	ret = fi_read(ep->rail_eps[rail], dst, *len, desc, peer->rail_fi_addr[rail],
-		      raddr, rdv->rts.keys[rail], &read->rc.ctx);
+	ret = fi_read(ep->rail_eps[rail], read->stage ? read->stage : dst, *len,
+		      desc, peer->rail_fi_addr[rail], raddr, rdv->rts.keys[rail],
+		      &read->rc.ctx);
 	mrail_policy_read_posted(ep, rail, ret);
-	if (ret)
+	if (ret) {
+		free(read->stage);
+		read->stage = NULL;
 		return (int) ret;
+	}
 	mrail_rail_posted(ep, rdv->peer, rail);
 	read->in_use = true;
+	read->orphan = false;
+	read->dst = dst;
 	read->off = off;
 	read->len = *len;
 	rdv->stripe_inflight[s]++;
@@ -677,33 +755,59 @@ static int rdv_issue_one(struct mrail_ep *ep, struct mrail_rdv_recv *rdv, int s,
 	return ret;
 }
 
-/*
- * A read of the transfer failed on a rail that has failed for the peer
- * since: the same bytes are read again over another of its rails. Nothing
- * can still land from the failed read. Returns whether that read went.
- */
-static bool rdv_reread(struct mrail_ep *ep, struct mrail_rdv_recv *rdv,
-		       const struct mrail_rdv_read *failed)
+/* The bytes of a read its rail lost go on the list to read again. */
+static void rdv_redo_add(struct mrail_rdv_recv *rdv,
+			 const struct mrail_rdv_read *lost)
 {
-	struct mrail_av_peer *peer = mrail_av_get_peer(ep->av, rdv->peer);
-	/* The failed read's slot is free again, and may be the next one's. */
-	uint64_t off = failed->off, left = failed->len, len;
-	size_t from = failed->rc.rail;
-	int s = failed->stripe, to;
+	struct mrail_rdv_redo *redo;
 
-	to = mrail_rail_usable_after(ep, rdv->peer, from);
-	if (!peer || rdv->rsv.active || to < 0 || (size_t) to == from)
-		return false;
-	/* One read covers it unless an iov boundary cuts it. */
-	while (left) {
-		len = left;
-		if (rdv_post_read(ep, rdv, s, off, &len, (size_t) to, peer))
-			return false;
-		mrail_rail_reissued(ep, rdv->peer, from, len);
-		off += len;
-		left -= len;
+	/* Each entry stands for a read that held a slot: cannot overflow. */
+	if (rdv->redo_count == MRAIL_RDV_READ_SLOTS) {
+		rdv->err = FI_EIO;
+		return;
 	}
-	return true;
+	redo = &rdv->redo[rdv->redo_count++];
+	redo->off = lost->off;
+	redo->len = lost->len;
+	redo->stripe = lost->stripe;
+	redo->from = lost->rc.rail;
+}
+
+/*
+ * Reads again what rails lost, on the next rail usable for the peer after
+ * the one that lost it (itself again if it is back). What cannot go now
+ * stays listed for the next rdv_issue.
+ */
+static void rdv_redo_issue(struct mrail_ep *ep, struct mrail_rdv_recv *rdv,
+			   const struct mrail_av_peer *peer)
+{
+	struct mrail_rdv_redo *redo;
+	uint64_t len;
+	int to, ret;
+
+	while (rdv->redo_count && !rdv->err) {
+		redo = &rdv->redo[rdv->redo_count - 1];
+		to = mrail_rail_usable_after(ep, rdv->peer, redo->from);
+		if (to < 0)
+			return;
+		len = redo->len;
+		ret = rdv_post_read(ep, rdv, redo->stripe, redo->off, &len,
+				    (size_t) to, peer);
+		if (ret == -FI_EAGAIN)
+			return;
+		if (ret) {
+			/* Another rail may take it; with none left, it ends. */
+			mrail_rail_error(ep, rdv->peer, (size_t) to);
+			if (mrail_rail_usable(ep, rdv->peer, (size_t) to))
+				rdv->err = -ret;
+			return;
+		}
+		mrail_rail_reissued(ep, rdv->peer, redo->from, len);
+		redo->off += len;
+		redo->len -= len;
+		if (!redo->len)
+			rdv->redo_count--;
+	}
 }
 
 /*
@@ -774,8 +878,12 @@ static void rdv_issue(struct mrail_ep *ep, struct mrail_rdv_recv *rdv)
 			   "rendezvous receive\n", (uint64_t) rdv->peer);
 		rdv->err = FI_EIO;
 	}
-	if (!rdv->err)
+	if (!rdv->err) {
 		rdv_steer(ep, rdv);
+		rdv_redo_issue(ep, rdv, peer);
+	}
+	if (rdv->redo_count)
+		pending = true;
 	for (s = 0; s < rdv->stripe_count && !rdv->err; s++) {
 		while (rdv->issued[s] < rdv->stripes[s].len &&
 		       rdv->stripe_inflight[s] < MRAIL_RDV_READS_PER_RAIL) {
@@ -966,6 +1074,8 @@ void mrail_rdv_read_granted(struct mrail_ep *ep, size_t rail, fi_addr_t peer,
 	char err[MRAIL_ERR_MAX];
 
 	HASH_FIND(hh, ep->rdv_sends, &req_id, sizeof(req_id), wait);
+	if (!wait && rdv_answered_already(ep, peer, "READ_RESP", req_id))
+		return;
 	if (!wait || wait->peer != peer || wait->kind != MRAIL_WAIT_READ) {
 		snprintf(err, sizeof(err), "READ_RESP from peer %" PRIu64 " for "
 			 "request %" PRIu64 ", which is no read of it waiting for "
@@ -991,25 +1101,83 @@ void mrail_rdv_read_granted(struct mrail_ep *ep, size_t rail, fi_addr_t peer,
 	rdv_send_release(ep, wait);
 }
 
+/* An orphan came back: what it read was read elsewhere, and its rail's
+ * health forgot it when the rail failed. Its transfer may be done. */
+static void rdv_orphan_returned(struct mrail_ep *ep, struct mrail_rdv_read *read)
+{
+	struct mrail_rdv_recv *rdv = read->rdv;
+
+	free(read->stage);
+	read->stage = NULL;
+	read->orphan = false;
+	read->in_use = false;
+	rdv->orphans--;
+	if (rdv->finished && !rdv->orphans) {
+		DL_DELETE(ep->rdv_orphaned, rdv);
+		rdv_recv_free(ep, rdv);
+	}
+}
+
+/* The rail has failed for the peer: the staged reads of the peer's
+ * transfers it holds are read again on other rails (rdv_redo_issue). */
+void mrail_rdv_rail_failed(struct mrail_ep *ep, fi_addr_t peer, size_t rail)
+{
+	struct mrail_rdv_read *read;
+	struct mrail_rdv_recv *rdv;
+	size_t i;
+
+	DL_FOREACH(ep->rdv_recvs, rdv) {
+		if (rdv->peer != peer || rdv->rsv.active || rdv->err)
+			continue;
+		for (i = 0; i < MRAIL_RDV_READ_SLOTS; i++) {
+			read = &rdv->reads[i];
+			if (!read->in_use || read->orphan || !read->stage ||
+			    read->rc.rail != rail)
+				continue;
+			read->orphan = true;
+			rdv->orphans++;
+			rdv->stripe_inflight[read->stripe]--;
+			rdv->inflight--;
+			mrail_policy_read_done(ep, rail, read->len, -FI_ECANCELED,
+					       rdv->ahead);
+			rdv_redo_add(rdv, read);
+		}
+	}
+}
+
 void mrail_rdv_handle_read(struct mrail_ep *ep, struct mrail_rail_ctx *rc, int err)
 {
 	struct mrail_rdv_read *read = container_of(rc, struct mrail_rdv_read, rc);
 	struct mrail_rdv_recv *rdv = read->rdv;
 
+	if (read->orphan) {
+		rdv_orphan_returned(ep, read);
+		return;
+	}
 	read->in_use = false;
+	if (read->stage) {
+		if (!err)
+			memcpy(read->dst, read->stage, read->len);
+		free(read->stage);
+		read->stage = NULL;
+	}
 	/* A read served is the peer heard on the rail. */
 	if (err)
 		mrail_rail_error(ep, rdv->peer, rc->rail);
 	else
-		mrail_rail_heard(ep, rdv->peer, rc->rail, true);
+		mrail_rail_heard(ep, rdv->peer, rc->rail, MRAIL_HEARD_SERVED);
 	mrail_policy_read_done(ep, rc->rail, read->len, err, rdv->ahead);
 	rdv->stripe_inflight[read->stripe]--;
 	rdv->inflight--;
 	/* A rail that failed for the peer: its bytes go over another. The
-	 * first failure left is the transfer's (rail_handle_error logged it). */
-	if (err && !rdv->err &&
-	    (mrail_rail_usable(ep, rdv->peer, rc->rail) || !rdv_reread(ep, rdv, read)))
-		rdv->err = err;
+	 * first failure left is the transfer's (rail_handle_error logged it).
+	 * Nothing can still land from a read that failed. */
+	if (err && !rdv->err) {
+		if (mrail_rail_usable(ep, rdv->peer, rc->rail) || rdv->rsv.active)
+			rdv->err = err;
+		else
+			rdv_redo_add(rdv, read);
+	}
 	rdv_issue(ep, rdv);
 }
 
@@ -1061,6 +1229,10 @@ void mrail_rdv_flush(struct mrail_ep *ep)
 		DL_DELETE(ep->rdv_recvs, recv);
 		if (recv->multi)
 			mrail_multi_recv_drop_part(recv->multi);
+		rdv_recv_free(ep, recv);
+	}
+	DL_FOREACH_SAFE(ep->rdv_orphaned, recv, rtmp) {
+		DL_DELETE(ep->rdv_orphaned, recv);
 		rdv_recv_free(ep, recv);
 	}
 	mrail_rsv_flush(ep);

@@ -4,14 +4,16 @@
  *
  * A send completes once the rail's socket has it; a link that dies then
  * takes it along, and nothing says so. With two rails or more, a sender
- * keeps a copy of each message the peer takes once by its sequence number
- * (EAGER, RTS) until the peer's CREDIT acknowledges it, and of each ACK it
- * sent for a while (the peer's send waits for it). When a rail fails for a
+ * keeps a copy of each request the peer runs once by its sequence number
+ * (EAGER, RTS, WRITE, READ_REQ, ATOMIC) until the peer's CREDIT
+ * acknowledges it, and of each answer it sent (ACK, READ_RESP, ATOMIC_RESP)
+ * for a while (the peer's operation waits for it). When a rail fails for a
  * peer (mrail_health.c), what it carried and the peer has not acknowledged
  * goes again on another rail, and so does what is still queued on it
  * (mrail_tx_resend_stuck); when the peer says it still waits for a message
  * behind later ones (a CREDIT, mrail_contact.c), that one goes again. The
- * peer drops second copies (mrail_engine.c, mrail_rdv.c).
+ * peer drops second copies (mrail_engine.c; for the answers mrail_rdv.c,
+ * mrail_rma.c and mrail_atomic.c).
  *
  * Caller holds the domain lock throughout.
  */
@@ -27,11 +29,12 @@
 #include <utlist.h>
 
 /*
- * An ACK's sender cannot tell whether it arrived; the peer waits for it
- * (its send completes on it). ACKs are kept this many rail timeouts, well
- * beyond the longest a rail takes to be judged failed (about 1.5).
+ * An answer's sender cannot tell whether it arrived; the peer waits for it
+ * (its operation completes on it). Answers are kept this many rail
+ * timeouts, well beyond the longest a rail takes to be judged failed
+ * (about 1.5).
  */
-#define MRAIL_ACK_KEEP_TIMEOUTS 4
+#define MRAIL_ANSWER_KEEP_TIMEOUTS 4
 
 static void replay_list_free(struct mrail_unacked **list)
 {
@@ -43,16 +46,16 @@ static void replay_list_free(struct mrail_unacked **list)
 	}
 }
 
-/* Drops the kept ACKs older than MRAIL_ACK_KEEP_TIMEOUTS timeouts. */
-static void replay_acks_trim(struct mrail_ep *ep, struct mrail_peer *peer,
+/* Drops the kept answers older than MRAIL_ANSWER_KEEP_TIMEOUTS timeouts. */
+static void replay_answers_trim(struct mrail_ep *ep, struct mrail_peer *peer,
 			     uint64_t now)
 {
 	struct mrail_unacked *copy;
 
-	while ((copy = peer->acks) &&
-	       now - copy->sent_ns > MRAIL_ACK_KEEP_TIMEOUTS *
+	while ((copy = peer->answers) &&
+	       now - copy->sent_ns > MRAIL_ANSWER_KEEP_TIMEOUTS *
 				     ep->health.timeout_ns) {
-		DL_DELETE(peer->acks, copy);
+		DL_DELETE(peer->answers, copy);
 		free(copy);
 	}
 }
@@ -68,8 +71,7 @@ void mrail_replay_keep(struct mrail_ep *ep, const struct mrail_rail_buf *buf)
 	if (ep->rail_count < 2 || !buf->any_rail || buf->dest >= ep->peer_cap)
 		return;
 	numbered = mrail_wire_sequenced(buf->data, buf->len, &seq);
-	if (!numbered && (buf->len < MRAIL_WIRE_HDR_LEN ||
-			  buf->data[1] != MRAIL_OP_ACK))
+	if (!numbered && !mrail_wire_answer(buf->data, buf->len))
 		return;
 	peer = &ep->peers[buf->dest];
 	copy = malloc(sizeof(*copy) + buf->len);
@@ -92,8 +94,8 @@ void mrail_replay_keep(struct mrail_ep *ep, const struct mrail_rail_buf *buf)
 		DL_APPEND(peer->unacked, copy);
 		return;
 	}
-	replay_acks_trim(ep, peer, copy->sent_ns);
-	DL_APPEND(peer->acks, copy);
+	replay_answers_trim(ep, peer, copy->sent_ns);
+	DL_APPEND(peer->answers, copy);
 }
 
 void mrail_replay_acked(struct mrail_ep *ep, fi_addr_t peer, uint64_t next_seq)
@@ -165,8 +167,8 @@ static bool replay_list(struct mrail_ep *ep, fi_addr_t dest,
 	DL_FOREACH_SAFE(*list, copy, tmp) {
 		if (mrail_rail_usable(ep, dest, copy->rail))
 			continue;
-		/* The peer may have had the first copy of an ACK. */
-		mrail_wire_ack_mark_again(copy->data, copy->len);
+		/* The peer may have had the first copy of an answer. */
+		mrail_wire_answer_mark_again(copy->data, copy->len);
 		if (replay_one(ep, dest, peer, copy, false, true)) {
 			left = true;
 			continue;
@@ -217,9 +219,9 @@ bool mrail_replay(struct mrail_ep *ep, fi_addr_t dest)
 		if (!mrail_rail_usable(ep, dest, rail))
 			left |= mrail_tx_resend_stuck(ep, dest, rail);
 	}
-	replay_acks_trim(ep, &ep->peers[dest], mrail_now_ns());
+	replay_answers_trim(ep, &ep->peers[dest], mrail_now_ns());
 	left |= replay_list(ep, dest, peer, &ep->peers[dest].unacked);
-	left |= replay_list(ep, dest, peer, &ep->peers[dest].acks);
+	left |= replay_list(ep, dest, peer, &ep->peers[dest].answers);
 	if (left)
 		ep->replay_pending = true;
 	return left;
@@ -230,5 +232,5 @@ void mrail_replay_free(struct mrail_ep *ep, fi_addr_t peer)
 	if (peer >= ep->peer_cap)
 		return;
 	replay_list_free(&ep->peers[peer].unacked);
-	replay_list_free(&ep->peers[peer].acks);
+	replay_list_free(&ep->peers[peer].answers);
 }

@@ -270,22 +270,19 @@ ssize_t mrail_tx_buf_send(struct mrail_ep *ep, struct mrail_rail_buf *buf,
 	return 0;
 }
 
-/* Messages sent again when their rail fails: the numbered ones, which the
- * peer takes once whichever copy comes first, and the answers a sender
- * waits on. Others (an atomic, a write with CQ data) must not run twice. */
+/* Messages sent again when their rail fails: the numbered requests, which
+ * the peer runs once whichever copy comes first (an atomic, a write with CQ
+ * data included), the answers a sender waits on, which the requester takes
+ * once, and CREDITs, whose totals only grow. */
 static bool tx_may_resend(const struct mrail_rail_buf *buf)
 {
+	uint64_t seq;
+
 	if (buf->len < MRAIL_WIRE_HDR_LEN || !buf->any_rail)
 		return false;
-	switch (buf->data[1]) {
-	case MRAIL_OP_EAGER:
-	case MRAIL_OP_RTS:
-	case MRAIL_OP_ACK:
-	case MRAIL_OP_CREDIT:
-		return true;
-	default:
-		return false;
-	}
+	return mrail_wire_sequenced(buf->data, buf->len, &seq) ||
+	       mrail_wire_answer(buf->data, buf->len) ||
+	       buf->data[1] == MRAIL_OP_CREDIT;
 }
 
 int mrail_tx_resend(struct mrail_ep *ep, struct mrail_rail_buf *buf)
@@ -305,7 +302,7 @@ int mrail_tx_resend(struct mrail_ep *ep, struct mrail_rail_buf *buf)
 		copy = tx_buf_copy_to(ep, buf, buf->len, rail);
 		if (!copy)
 			continue;
-		mrail_wire_ack_mark_again(copy->data, buf->len);
+		mrail_wire_answer_mark_again(copy->data, buf->len);
 		ret = fi_send(ep->rail_eps[rail], copy->data, buf->len,
 			      ep->rail_desc[rail], peer->rail_fi_addr[rail],
 			      &copy->rc.ctx);
