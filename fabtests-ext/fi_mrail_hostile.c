@@ -421,13 +421,15 @@ static int run_server(const char *prov, unsigned port)
 	size_t len = sizeof(ours), their_len;
 	int ret;
 	struct expect phase1[] = {
-		{ .name = "valid EAGER seq 0 at the eager limit (16336 bytes)",
+		{ .name = "valid EAGER at the eager limit (16336 bytes), "
+			  "numbered after the malformed requests",
 		  .pattern = 0, .len = EAGER_LIMIT },
 	};
 	struct expect phase2[] = {
-		{ .name = "valid tagged EAGER seq 1 (after the sequence attacks)",
+		{ .name = "valid tagged EAGER, next in sequence (after the "
+			  "sequence attacks)",
 		  .pattern = 1, .len = 1000, .tagged = true },
-		{ .name = "valid EAGER seq 2 (on the other rail)",
+		{ .name = "valid EAGER after it (on the other rail)",
 		  .pattern = 2, .len = 4096 },
 	};
 
@@ -617,6 +619,28 @@ static void encode(const struct mrail_wire_hdr *hdr, uint8_t *buf)
 		      "(op %u)", hdr->op);
 }
 
+/*
+ * Sends a request the server numbers (WRITE, READ_REQ, ATOMIC): one whose
+ * header it can decode takes the next number of our stream, *seq, and
+ * runs there once in that order, however malformed its payload (it is
+ * refused then); one whose header is refused is dropped before it is
+ * numbered, and takes none.
+ */
+static void numbered_send(unsigned r, uint8_t *buf, size_t len, uint64_t *seq,
+			  const char *what)
+{
+	const struct mrail_wire_limits limits = {
+		.max_eager = EAGER_LIMIT, .max_msg = UINT64_MAX,
+		.rail_count = (uint8_t) rail_count,
+	};
+	struct mrail_wire_hdr hdr;
+	char err[256];
+
+	if (!mrail_wire_hdr_decode(buf, len, &limits, &hdr, err, sizeof(err)))
+		mrail_wire_number(buf, len, (*seq)++);
+	rail_send(r, buf, len, what);
+}
+
 /* An EAGER of len bytes of pattern n, sequence seq; tagged or not. */
 static size_t build_eager(uint8_t *buf, uint64_t seq, size_t len, unsigned n,
 			  bool tagged)
@@ -745,7 +769,7 @@ static int run_client(const char *server_ip, unsigned port)
 	oob_send_blob(my_blob, (size_t) my_len);
 	my_key = mrail_addr_key(&my_addr);
 
-	/* ---- phase 1: malformed headers and payloads, then seq 0 ---- */
+	/* ---- phase 1: malformed messages, then a valid one ---- */
 	oob_recv_u32("post its phase 1 receives");
 	sent = 0;
 
@@ -823,14 +847,16 @@ static int run_client(const char *server_ip, unsigned port)
 
 	/* RMA requests: each refused as a whole, answered with an error. */
 	len = build_rma(buf, MRAIL_OP_WRITE, MRAIL_WIRE_F_INLINE, 100, 8);
-	rail_send(sent++, buf, len, "inline WRITE of 100 bytes carrying 8");
+	numbered_send(sent++, buf, len, &seq,
+		      "inline WRITE of 100 bytes carrying 8");
 
 	len = build_rma(buf, MRAIL_OP_WRITE, MRAIL_WIRE_F_INLINE, 8, 8);
 	put_le(buf + 32, 0, 8);
-	rail_send(sent++, buf, len, "WRITE with request id 0");
+	numbered_send(sent++, buf, len, &seq, "WRITE with request id 0");
 
 	len = build_rma(buf, MRAIL_OP_READ_REQ, 0, (uint64_t) 1 << 62, 0);
-	rail_send(sent++, buf, len, "READ_REQ of 2^62 bytes, over the size limit");
+	numbered_send(sent++, buf, len, &seq,
+		      "READ_REQ of 2^62 bytes, over the size limit");
 
 	{
 		struct mrail_wire_hdr hdr = {
@@ -852,16 +878,18 @@ static int run_client(const char *server_ip, unsigned port)
 	/* Atomics: each refused as a whole, nothing applied, answered with
 	 * an error (the target's memory is the regions', never touched). */
 	len = build_atomic(buf, 0, 3, FI_SUM, FI_UINT64, 0, 16);
-	rail_send(sent++, buf, len, "ATOMIC of 3 uint64 carrying 16 bytes");
+	numbered_send(sent++, buf, len, &seq,
+		      "ATOMIC of 3 uint64 carrying 16 bytes");
 
 	len = build_atomic(buf, 0, 1, FI_BOR, FI_DOUBLE, 0, 8);
-	rail_send(sent++, buf, len, "ATOMIC FI_BOR on a double");
+	numbered_send(sent++, buf, len, &seq, "ATOMIC FI_BOR on a double");
 
 	len = build_atomic(buf, UINT64_MAX - 4, 1, FI_SUM, FI_UINT64, 1, 8);
-	rail_send(sent++, buf, len, "fetch ATOMIC whose range wraps");
+	numbered_send(sent++, buf, len, &seq, "fetch ATOMIC whose range wraps");
 
 	len = build_atomic(buf, 0, 1, FI_CSWAP, FI_UINT64, 0, 16);
-	rail_send(sent++, buf, len, "FI_CSWAP sent as a plain ATOMIC");
+	numbered_send(sent++, buf, len, &seq,
+		      "FI_CSWAP sent as a plain ATOMIC");
 
 	{
 		struct mrail_wire_hdr hdr = {
@@ -875,9 +903,10 @@ static int run_client(const char *server_ip, unsigned port)
 			  "ATOMIC_RESP for an atomic never asked");
 	}
 
-	/* Valid: exactly at the eager limit, a full 16 KiB rail message. */
+	/* Valid: exactly at the eager limit, a full 16 KiB rail message,
+	 * numbered after the requests above. */
 	len = build_eager(buf, seq++, EAGER_LIMIT, 0, false);
-	rail_send(0, buf, len, "valid EAGER seq 0 of 16336 bytes");
+	rail_send(0, buf, len, "valid EAGER of 16336 bytes, numbered next");
 	oob_send_u32(sent);
 
 	/* ---- phase 2: sequence numbers, then the stream goes on ---- */
@@ -888,7 +917,7 @@ static int run_client(const char *server_ip, unsigned port)
 	 * failed sends: dropped without a report (fi_mrail(7), RAIL FAILURE),
 	 * and nothing else may come of it. */
 	len = build_eager(buf, 0, 64, 101, false);
-	rail_send(1, buf, len, "second copy of EAGER seq 0");
+	rail_send(1, buf, len, "second copy of message seq 0");
 
 	len = build_eager(buf, seq + ((uint64_t) 1 << 21), 64, 102, false);
 	rail_send(0, buf, len, "EAGER seq 2^21 ahead");
@@ -902,9 +931,9 @@ static int run_client(const char *server_ip, unsigned port)
 	rail_send(1, buf, len, "EAGER seq 0 from a sender key not in the AV");
 
 	len = build_eager(buf, seq++, 1000, 1, true);
-	rail_send(1, buf, len, "valid tagged EAGER seq 1");
+	rail_send(1, buf, len, "valid tagged EAGER, the next in sequence");
 	len = build_eager(buf, seq++, 4096, 2, false);
-	rail_send(0, buf, len, "valid EAGER seq 2");
+	rail_send(0, buf, len, "valid EAGER after it");
 	oob_send_u32(sent);
 
 	ok = oob_recv_u32("report its verdict");

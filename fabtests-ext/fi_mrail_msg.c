@@ -36,7 +36,7 @@ const size_t test_sizes_count = ARRAY_SIZE(test_sizes);
 static void usage(const char *prog)
 {
 	fprintf(stderr, "usage: %s [-p PROVIDER] [-E PORT] [-S MAXSIZE] [-I ITERS] "
-		"[-N [-A]] [-v] [SERVER_ADDR]\n"
+		"[-N [-A]] [-H] [-P SECONDS] [-v] [SERVER_ADDR]\n"
 		"  -p  provider (default %s), e.g. \"tcp;ofi_rxm\"\n"
 		"  -E  TCP port of the control connection (default %d)\n"
 		"  -S  largest message size tested (default %zu)\n"
@@ -51,6 +51,8 @@ static void usage(const char *prog)
 		"      the peer (fi_control FI_MRAIL_GET_PEER_RAILS), one line per\n"
 		"      rail: \"rail health: K STATE failures N recoveries N\n"
 		"      reissued N\"\n"
+		"  -P  after the ping-pong, both sides pass SECONDS without a\n"
+		"      libfabric call, then go on (a rail may fail meanwhile)\n"
 		"  -v  print every check\n"
 		"The server runs without SERVER_ADDR, the client with it.\n",
 		prog, DEFAULT_PROV, DEFAULT_PORT,
@@ -78,7 +80,7 @@ static int parse_options(int argc, char **argv, struct options *opt)
 		.max_size = test_sizes[test_sizes_count - 1],
 		.iters = DEFAULT_ITERS,
 	};
-	while ((c = getopt(argc, argv, "p:E:S:I:NAHvh")) != -1) {
+	while ((c = getopt(argc, argv, "p:E:S:I:NAHP:vh")) != -1) {
 		switch (c) {
 		case 'p':
 			opt->prov = optarg;
@@ -110,6 +112,11 @@ static int parse_options(int argc, char **argv, struct options *opt)
 			break;
 		case 'H':
 			opt->health = true;
+			break;
+		case 'P':
+			if (!parse_uint(optarg, 3600, &v))
+				goto bad;
+			opt->pause = (unsigned) v;
 			break;
 		default:
 			usage(argv[0]);
@@ -187,6 +194,11 @@ int main(int argc, char **argv)
 	else
 		run_first_burst(&s);
 	run_ping_pong(&s);
+	/* -P: no traffic at all for a while, the rails' connections up. */
+	if (s.opt.pause) {
+		sleep(s.opt.pause);
+		oob_sync(&s, SYNC_PAUSED, "end its pause");
+	}
 	run_tagged(&s);
 	run_cq_data(&s);
 	run_inject(&s);

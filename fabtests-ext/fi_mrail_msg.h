@@ -125,6 +125,7 @@ enum sync_code {
 	SYNC_FIRST_BURST,
 	SYNC_ALIAS,
 	SYNC_ALIAS_REMOVED,
+	SYNC_PAUSED,
 	SYNC_END,
 	SIG_POSTED = 'p',
 	SIG_SENT = 's',
@@ -151,6 +152,7 @@ struct options {
 	bool by_node;	/* -N: the peer from fi_getinfo(node, service) */
 	bool by_svc;	/* -A (with -N): from fi_av_insertsvc instead */
 	bool health;	/* -H: print the rails' health towards the peer */
+	unsigned pause;	/* -P: seconds of silence after the ping-pong */
 };
 
 /* Messages one multi-receive buffer takes in these tests, at most. */

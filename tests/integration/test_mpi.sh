@@ -5,8 +5,10 @@
 # over the bare core provider tcp;ofi_rxm on rail 0 (the baseline, which
 # shows the suite itself is right) and once over mrail with two tcp;ofi_rxm
 # rails; on 2 hosts also over mrail with a tcp;ofi_rxm and a udp;ofi_rxd
-# rail. One PASS/FAIL line per provider, host count and sub-test; mpi_bw's
-# figures follow as notes (never asserted).
+# rail, and over mrail's two tcp;ofi_rxm rails with the second pulled
+# (its link down on both hosts) 1 s into the job for 4 s. One PASS/FAIL
+# line per provider, host count and sub-test; mpi_bw's figures follow as
+# notes (never asserted).
 #
 # Each provider's suite runs as one mpirun. A sub-test that hangs ends that
 # job (mpi_p2p's watchdog), so the sub-tests it left without a verdict run
@@ -173,6 +175,16 @@ for hosts in 2 4; do
 		MPI_MRAIL_RAILS=$mixed_rails
 		suite "mrail over tcp;ofi_rxm + udp;ofi_rxd rails, 2 hosts" 2 mrail
 		MPI_MRAIL_RAILS=$tcp_rails
+	fi
+	if [[ $hosts -eq 2 ]]; then
+		# A rail pulled under the suite: mr1 down on both hosts 1 s
+		# into the job, back 4 s later. Every sub-test must pass as
+		# it does with both rails (mrail fails the rail over).
+		( sleep 1; "$testbed" rail 1 down; sleep 4; "$testbed" rail 1 up ) &
+		suite "mrail over 2 tcp;ofi_rxm rails, 2 hosts, rail 2 pulled 1 s in for 4 s" \
+			2 mrail
+		wait $!
+		"$testbed" rail 1 up
 	fi
 	note "$hosts hosts took $(elapsed "$start") s"
 	if [[ $hosts -eq 2 ]]; then

@@ -1,20 +1,25 @@
 #!/bin/bash
 # SPDX-License-Identifier: BSD-2-Clause
-# A rail whose link is down from the start, on one host of two: mrail offers
-# both rails all the same, the rail starts failed on that host and fails on
-# the other once nothing comes back on it, and every message test of
-# fi_mrail_msg (data byte for byte, exact completion counts, eager and
-# rendezvous sizes up to 1 MiB) passes over the rail that works. Each host
-# then reports (fi_mrail_msg -H, fi_control FI_MRAIL_GET_PEER_RAILS) rail 1
-# up and rail 2 not. Then the link comes back while both processes run a
-# second time, and rail 2 must be up again on both hosts. Then the link
-# dies mid-run, on either host (eager sizes, then every size): every check
-# passes, both hosts fail the rail, and what it had not delivered goes
-# again on rail 1. Then the link flaps (down and up every second for 20 s)
-# under the whole run, every size. Then it dies under a stream of RMA
-# writes (every byte checked at the target) and under 60000 fetch-and-adds
-# (the target's word must come out exact). And a bad FI_MRAIL_RAIL_TIMEOUT
-# fails fi_getinfo with a warning naming it.
+# Rail failover between two emulated hosts over 2 tcp;ofi_rxm rails; every
+# run checks data byte for byte and counts completions exactly.
+#  - mr1 down on one host from the start: mrail offers both rails all the
+#    same, the rail starts failed there and fails on the other host once
+#    nothing comes back on it, every test of fi_mrail_msg passes over the
+#    rail that works, and each host reports (fi_mrail_msg -H, fi_control
+#    FI_MRAIL_GET_PEER_RAILS) rail 1 up and rail 2 not. Then the link comes
+#    back during a run, and rail 2 must be up again on both hosts.
+#  - mr1 down while the rails are idle, then traffic (fi_mrail_msg -P).
+#  - mr1 down mid-run on either host, eager sizes and then every size: both
+#    hosts fail the rail, and what it had not delivered goes again on rail 1.
+#  - mr1 down and up every second for 20 s under the whole run; rail 2
+#    losing 30% of its packets for the whole run.
+#  - mr1 down under a stream of RMA writes (every byte checked at the
+#    target), under RMA reads and writes of every kind, under 60000
+#    fetch-and-adds (the target's word must come out exact), and under a
+#    loop of offloaded barriers.
+#  - both rails pulled under a stream: both sides end with an error, no
+#    hang.
+#  - a bad FI_MRAIL_RAIL_TIMEOUT fails fi_getinfo with a warning naming it.
 #
 # Needs MRAIL_BUILD; MRAIL_PRELOAD is preloaded into programs that load mrail.
 set -uo pipefail
@@ -38,6 +43,25 @@ rail_health() {
 	sed -n "s/^rail health: $2 \([a-z]*\) .*/\1/p" "$1" | tail -n 1
 }
 
+# new_pair: the next control port and a log directory for one run_pair.
+new_pair() {
+	port=$((port + 2))
+	PAIR_LOGS=$(mktemp -d "$TEST_LOGDIR/railfail.XXXXXX")
+}
+
+# rail2_state_in WHY STATE...: WHY with a complaint for each host whose -H
+# line gives rail 2 a state not among the STATEs.
+rail2_state_in() {
+	local why=$1 h s2
+	shift
+	for h in server client; do
+		s2=$(rail_health "$PAIR_LOGS/$h" 2)
+		[[ " $* " == *" ${s2:-nothing} "* ]] ||
+			why="${why:+$why; }$h reports rail 2 '${s2:-nothing}'"
+	done
+	echo "$why"
+}
+
 # add_sanitizer_reports WHY: WHY with the first sanitizer reports of the
 # pair's logs appended, if there are any.
 add_sanitizer_reports() {
@@ -51,8 +75,7 @@ add_sanitizer_reports() {
 down_from_start() {
 	local name=$1 host=$2 why= h s1 s2
 	"$TESTBED" exec "$host" ip link set mr1 down
-	port=$((port + 2))
-	PAIR_LOGS=$(mktemp -d "$TEST_LOGDIR/railfail.XXXXXX")
+	new_pair
 	run_pair "$name: fi_mrail_msg" 300 "$rails" "$msg_test" -E $port -H -I 4
 	"$TESTBED" exec "$host" ip link set mr1 up
 	local down_log=$PAIR_LOGS/server
@@ -80,19 +103,15 @@ down_from_start "mr1 down on the client's host from the start" 2
 # and it carries traffic again. fi_mrail_msg with more iterations keeps
 # both sides busy long enough.
 comes_back() {
-	local name="mr1 down on the server's host, back 5 s in" why= h s2 bg
+	local name="mr1 down on the server's host, back 5 s in" why= bg
 	"$TESTBED" exec 1 ip link set mr1 down
-	port=$((port + 2))
-	PAIR_LOGS=$(mktemp -d "$TEST_LOGDIR/railfail.XXXXXX")
+	new_pair
 	( sleep 5; "$TESTBED" exec 1 ip link set mr1 up ) &
 	bg=$!
 	run_pair "$name: fi_mrail_msg" 300 "$rails" "$msg_test" -E $port -H -I 60
 	wait $bg
 	"$TESTBED" exec 1 ip link set mr1 up
-	for h in server client; do
-		s2=$(rail_health "$PAIR_LOGS/$h" 2)
-		[[ $s2 == up ]] || why="${why:+$why; }$h reports rail 2 '${s2:-nothing}'"
-	done
+	why=$(rail2_state_in "$why" up)
 	grep -q 'rail 2 (tcp;ofi_rxm@mr1) is back for peer' "$PAIR_LOGS/server" ||
 		why="${why:+$why; }no warning on the server that rail 2 is back"
 	if [[ -z $why ]]; then
@@ -103,6 +122,29 @@ comes_back() {
 	fi
 }
 comes_back
+
+# The link dies while the rails' connections are up and idle (fi_mrail_msg
+# -P: both sides silent for 6 s after the ping-pong), then the traffic
+# starts: every check passes, and rail 2 has failed on both hosts by the
+# end (no traffic found it dead; the first messages on it, or the probe
+# of a quiet rail, do).
+idle_then_down() {
+	local name="mr1 down on the server's host while idle, then traffic" why= bg
+	new_pair
+	( sleep 3; "$TESTBED" exec 1 ip link set mr1 down ) &
+	bg=$!
+	run_pair "$name: fi_mrail_msg -P 6" 300 "$rails" "$msg_test" -E $port -H -P 6
+	wait $bg
+	"$TESTBED" exec 1 ip link set mr1 up
+	why=$(rail2_state_in "$why" failed probing)
+	why=$(add_sanitizer_reports "$why")
+	if [[ -z $why ]]; then
+		pass "$name: rail 2 failed on both hosts"
+	else
+		fail "$name: rail health" "$why"
+	fi
+}
+idle_then_down
 
 # health_field LOG RAIL FIELD: a number from the -H line of a rail.
 health_field() {
@@ -115,8 +157,7 @@ health_field() {
 # report rail 2 failed, and what was out on it must have gone again.
 mid_stream() {
 	local name=$1 host=$2 why= h bg; shift 2
-	port=$((port + 2))
-	PAIR_LOGS=$(mktemp -d "$TEST_LOGDIR/railfail.XXXXXX")
+	new_pair
 	( sleep 4; "$TESTBED" exec "$host" ip link set mr1 down ) &
 	bg=$!
 	run_pair "$name: fi_mrail_msg $*" 300 "$rails" "$msg_test" -E $port -H "$@"
@@ -150,8 +191,7 @@ mid_stream "mr1 down on the client's host mid-run, every size" 2 -I 40
 # under the whole fi_mrail_msg run.
 flapping() {
 	local name="mr1 flapping on the server's host for 20 s" why= h bg
-	port=$((port + 2))
-	PAIR_LOGS=$(mktemp -d "$TEST_LOGDIR/railfail.XXXXXX")
+	new_pair
 	( sleep 2
 	  for _ in 1 2 3 4 5 6 7 8 9 10; do
 		"$TESTBED" exec 1 ip link set mr1 down; sleep 1
@@ -223,6 +263,21 @@ through_failure() {
 	fi
 }
 
+# 30% loss on rail 2 (ci/testbed rail 1 loss 30: each packet crossing it,
+# either way, dropped with that chance) under the whole fi_mrail_msg run:
+# tcp retransmits with growing timeouts, the rail stalls, is failed and
+# comes back by turns; every check must pass.
+lossy() {
+	local name="rail 2 losing 30% of its packets"
+	new_pair
+	"$TESTBED" rail 1 loss 30 >/dev/null
+	run_pair "$name: fi_mrail_msg" 300 "$rails" "$msg_test" -E $port -H &&
+		note "$name: the server saw it fail $(health_field "$PAIR_LOGS/server" 2 \
+			failures) times, the client $(health_field "$PAIR_LOGS/client" 2 failures)"
+	"$TESTBED" rail 1 loss 0 >/dev/null
+}
+lossy
+
 # RMA writes (fi_mrail_bw -r: the target checks every byte of every slot
 # afterwards, the initiator counts its completions): the stripes a rail
 # held are read again on the other, and the WRITE requests it had not
@@ -231,6 +286,14 @@ bw=$build/fabtests-ext/fi_mrail_bw
 through_failure "mr1 down on the target's host under RMA writes of 4 KiB to 1 MiB" 1.5 \
 	'mrail write 1048576 x 10000' \
 	"$bw" -E $((port += 2)) -r -S 4k,64k,1m -n 10000 -- -E $port -r -S 4k,64k,1m -n 10000
+# RMA reads and writes of every kind (fi_mrail_rma: each checked byte for
+# byte, completions and counters counted at both ends), twelve rounds of
+# 16 MiB transfers.
+rma_sizes=16m,16m,16m,16m,16m,16m,16m,16m,16m,16m,16m,16m
+through_failure "mr1 down on the target's host under RMA reads and writes of 16 MiB" 1 \
+	'fi_mrail_rma: ([0-9]+) of \1 checks passed' \
+	"$build/fabtests-ext/fi_mrail_rma" -E $((port += 2)) -s $rma_sizes -- \
+	-E $port -s $rma_sizes
 # Fetch-and-add, one word of the target's: a request run twice or lost
 # would leave the word off 60000 or the fetched values not strictly
 # increasing (fi_mrail_atomic -C checks both).
@@ -241,6 +304,95 @@ through_failure "mr1 down on the target's host under 60000 fetch-and-adds" 1.5 \
 grep -q 'final value 60000$' "$PAIR_LOGS/server" ||
 	fail "fetch-and-adds through a rail failure: the target's word" \
 		"$(grep -h 'final value' "$PAIR_LOGS/server" || echo 'no final value printed')"
+
+# A loop of offloaded barriers (fi_barrier: mrail runs each as
+# counter-chained triggered operations), rank 0 on h1 and rank 1 on h2:
+# mr1 of h1 down 1.5 s in for 4 s. The signals the rail held go again on
+# the other, each run once; both ranks must complete every barrier.
+barrier_through_failure() {
+	local name="mr1 down on one host under $1 offloaded barriers" dir r rc=0 why=
+	local pids=() bg
+	dir=$(mktemp -d "$TEST_LOGDIR/barrier.XXXXXX")
+	for r in 0 1; do
+		timeout 300 "$TESTBED" exec $((r + 1)) env FI_PROVIDER_PATH="$build/.libs" \
+			LD_PRELOAD="${MRAIL_PRELOAD:-}" FI_LOG_LEVEL=warn FI_MRAIL_RAILS="$rails" \
+			"$build/fabtests-ext/fi_mrail_barrier" -n 2 -r $r -d "$dir" \
+			-m offload -t lat -i "$1" >"$dir/rank$r.log" 2>&1 &
+		pids+=($!)
+	done
+	( sleep 1.5; "$TESTBED" exec 1 ip link set mr1 down
+	  sleep 4; "$TESTBED" exec 1 ip link set mr1 up ) &
+	bg=$!
+	for r in 0 1; do
+		wait "${pids[$r]}" || { rc=$?; why="${why:+$why; }rank $r exit $rc"; }
+	done
+	wait $bg
+	"$TESTBED" exec 1 ip link set mr1 up
+	grep -q 'rail 2 (tcp;ofi_rxm@mr1) failed for peer' "$dir/rank0.log" ||
+		why="${why:+$why; }no warning on h1 that rail 2 failed"
+	for r in 0 1; do
+		grep -q "^fi_mrail_barrier: rank $r test lat" "$dir/rank$r.log" ||
+			why="${why:+$why; }rank $r printed no result"
+	done
+	if grep -qiE 'sanitizer|runtime error' "$dir"/rank*.log; then
+		why="${why:+$why; }$(grep -hiE 'sanitizer|runtime error' "$dir"/rank*.log | head -2)"
+	fi
+	if [[ -z $why ]]; then
+		pass "$name: both ranks completed them"
+	else
+		fail "$name" "$why: $(grep -hvE 'getinfo|OFI_MRAIL' "$dir"/rank*.log | tail -n 3)"
+	fi
+}
+barrier_through_failure "${MRAIL_RAILFAIL_BARRIERS:-40000}"
+
+# Both rails pulled (ci/testbed rail K down: every host loses both
+# carriers) under a 1 MiB tagged stream, FI_MRAIL_PEER_TIMEOUT=3: each side
+# finds every link of its own down for 3 s and fails what waits on the
+# peer with FI_EHOSTUNREACH. Both must end with an error completion, well
+# before fi_mrail_bw's 30 s watchdog, and neither may crash.
+both_rails_down() {
+	local name="both rails pulled under a 1 MiB tagged stream" why= srv cli start took h
+	local run=(env FI_PROVIDER_PATH="$build/.libs" LD_PRELOAD="${MRAIL_PRELOAD:-}"
+		   FI_LOG_LEVEL=warn FI_MRAIL_RAILS="$rails" FI_MRAIL_PEER_TIMEOUT=3)
+	new_pair
+	timeout 120 "$TESTBED" exec 1 "${run[@]}" "$bw" -T -S 1m -n 1000000 -E $port \
+		>"$PAIR_LOGS/server" 2>&1 &
+	srv=$!
+	sleep 0.5
+	timeout 120 "$TESTBED" exec 2 "${run[@]}" "$bw" -T -S 1m -n 1000000 -E $port \
+		198.18.1.1 >"$PAIR_LOGS/client" 2>&1 &
+	cli=$!
+	sleep 3
+	"$TESTBED" rail 0 down
+	"$TESTBED" rail 1 down
+	start=$SECONDS
+	wait $cli
+	cli=$?
+	wait $srv
+	srv=$?
+	took=$((SECONDS - start))
+	"$TESTBED" rail 0 up
+	"$TESTBED" rail 1 up
+	[[ $srv -ne 0 && $cli -ne 0 ]] || why="server exit $srv, client exit $cli"
+	((took < 20)) || why="${why:+$why; }they ended $took s after the links went down"
+	for h in server client; do
+		grep -q 'error completion of a' "$PAIR_LOGS/$h" ||
+			why="${why:+$why; }the $h reported no error completion"
+		grep -q 'the link of every rail is down on this host' "$PAIR_LOGS/$h" ||
+			why="${why:+$why; }no warning on the $h that every link is down"
+		! grep -qE 'terminated with signal|Segmentation' "$PAIR_LOGS/$h" ||
+			why="${why:+$why; }the $h crashed"
+	done
+	why=$(add_sanitizer_reports "$why")
+	if [[ -z $why ]]; then
+		pass "$name: both sides failed it $took s after the links went down ($(grep -ho \
+			'error completion of a [a-z]*: [^(]*' "$PAIR_LOGS/server" | head -n 1 | sed 's/ *$//'))"
+	else
+		fail "$name" "$why: $(grep -hvE 'getinfo|OFI_MRAIL' "$PAIR_LOGS/server" \
+			"$PAIR_LOGS/client" | tail -n 4)"
+	fi
+}
+both_rails_down
 
 bad_env_refused FI_MRAIL_RAIL_TIMEOUT 5 \
 	"FI_MRAIL_RAIL_TIMEOUT: '5' is not a whole number of milliseconds from 10 to 60000"

@@ -110,11 +110,15 @@ Test(coll_wire, header_op_12)
 	cr_assert_eq(mrail_wire_hdr_decode(buf, sizeof(buf), &limits, &out, err, sizeof(err)), 0, "%s", err);
 	cr_assert_eq(out.op, MRAIL_OP_COLL);
 	cr_assert_not(mrail_wire_needs_credit(buf, sizeof(buf)), "COLL spends no credit");
-	/* Too short a payload, or a sequence number it does not have. */
+	/* Numbered with the sender's requests, so a copy runs once. */
+	cr_assert(mrail_wire_number(buf, sizeof(buf), 3));
+	cr_assert_eq(mrail_wire_hdr_decode(buf, sizeof(buf), &limits, &out, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(out.seq, 3);
+	/* Too short a payload, or flags it does not have. */
 	cr_assert_eq(mrail_wire_hdr_decode(buf, MRAIL_WIRE_HDR_LEN + 8, &limits, &out, err, sizeof(err)), -EINVAL);
-	hdr.seq = 3;
+	hdr.flags = MRAIL_WIRE_F_AGAIN;
 	cr_assert_eq(mrail_wire_hdr_encode(&hdr, buf, sizeof(buf)), -EINVAL);
-	hdr.seq = 0;
+	hdr.flags = 0;
 	hdr.payload_len = MRAIL_WIRE_COLL_LEN + MRAIL_WIRE_COLL_MAX_DATA + 1;
 	cr_assert_eq(mrail_wire_hdr_encode(&hdr, buf, sizeof(buf)), -EINVAL);
 }

@@ -94,6 +94,42 @@ Test(liveness, timeout_zero_never_gives_up)
 	cr_assert_eq(mrail_live_judge(&p, 1000 * S, 0, true), MRAIL_LIVE_NOTHING);
 }
 
+Test(liveness, every_link_down_for_the_timeout_cuts_the_endpoint_off)
+{
+	struct mrail_live_links l = { 0 };
+
+	cr_assert_not(mrail_live_links_judge(&l, true, 1 * S, TIMEOUT));
+	cr_assert_not(mrail_live_links_judge(&l, false, 2 * S, TIMEOUT));
+	cr_assert_not(mrail_live_links_judge(&l, false, 5 * S - 1, TIMEOUT));
+	cr_assert_not(l.cut_off);
+	cr_assert(mrail_live_links_judge(&l, false, 5 * S, TIMEOUT));
+	cr_assert(l.cut_off);
+	cr_assert_not(mrail_live_links_judge(&l, false, 9 * S, TIMEOUT),
+		      "the cut is reported once");
+	cr_assert(l.cut_off);
+	/* A link back ends it; the clock starts again from the next down. */
+	cr_assert_not(mrail_live_links_judge(&l, true, 10 * S, TIMEOUT));
+	cr_assert_not(l.cut_off);
+	cr_assert_not(mrail_live_links_judge(&l, false, 11 * S, TIMEOUT));
+	cr_assert_not(mrail_live_links_judge(&l, true, 12 * S, TIMEOUT));
+	cr_assert_not(mrail_live_links_judge(&l, false, 13 * S, TIMEOUT));
+	cr_assert_not(mrail_live_links_judge(&l, false, 15 * S, TIMEOUT),
+		      "a link up in between restarts the clock");
+	cr_assert(mrail_live_links_judge(&l, false, 16 * S, TIMEOUT));
+}
+
+Test(liveness, links_down_from_time_zero_count_and_timeout_zero_never_cuts)
+{
+	struct mrail_live_links l = { 0 };
+
+	cr_assert_not(mrail_live_links_judge(&l, false, 0, TIMEOUT));
+	cr_assert(mrail_live_links_judge(&l, false, TIMEOUT + 1, TIMEOUT));
+	l = (struct mrail_live_links) { 0 };
+	cr_assert_not(mrail_live_links_judge(&l, false, 1 * S, 0));
+	cr_assert_not(mrail_live_links_judge(&l, false, 1000 * S, 0));
+	cr_assert_not(l.cut_off);
+}
+
 Test(liveness, parse_timeout)
 {
 	uint64_t ns = 7;

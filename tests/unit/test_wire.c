@@ -1673,6 +1673,8 @@ Test(wire_credit, which_ops_spend_credits)
 		{ MRAIL_OP_WRITE, true }, { MRAIL_OP_READ_REQ, true },
 		{ MRAIL_OP_ACK, false }, { MRAIL_OP_HELLO, false },
 		{ MRAIL_OP_READ_RESP, false }, { MRAIL_OP_CREDIT, false },
+		{ MRAIL_OP_ATOMIC, true }, { MRAIL_OP_ATOMIC_RESP, false },
+		{ MRAIL_OP_COLL, false }, { MRAIL_OP_PROBE, false },
 		{ 0, false }, { 0xff, false },
 	};
 	uint8_t msg[MRAIL_WIRE_HDR_LEN] = { 0 };
@@ -1681,6 +1683,8 @@ Test(wire_credit, which_ops_spend_credits)
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		msg[1] = cases[i].op;
 		cr_assert_eq(mrail_wire_needs_credit(msg, sizeof(msg)),
+			     cases[i].spends, "op %u", cases[i].op);
+		cr_assert_eq(mrail_wire_op_needs_credit(cases[i].op),
 			     cases[i].spends, "op %u", cases[i].op);
 	}
 	msg[1] = MRAIL_OP_EAGER;
@@ -1692,12 +1696,11 @@ Test(wire_credit, which_ops_are_numbered)
 {
 	static const uint8_t numbered[] = {
 		MRAIL_OP_EAGER, MRAIL_OP_RTS, MRAIL_OP_WRITE, MRAIL_OP_READ_REQ,
-		MRAIL_OP_ATOMIC,
+		MRAIL_OP_ATOMIC, MRAIL_OP_COLL,
 	};
 	static const uint8_t unnumbered[] = {
 		MRAIL_OP_ACK, MRAIL_OP_HELLO, MRAIL_OP_READ_RESP, MRAIL_OP_CREDIT,
-		MRAIL_OP_ATOMIC_RESP, MRAIL_OP_RSV, MRAIL_OP_PROBE, MRAIL_OP_COLL,
-		0xff,
+		MRAIL_OP_ATOMIC_RESP, MRAIL_OP_RSV, MRAIL_OP_PROBE, 0xff,
 	};
 	uint8_t bytes[MRAIL_WIRE_HDR_LEN];
 	uint64_t seq;

@@ -39,6 +39,25 @@ enum mrail_live_action mrail_live_judge(const struct mrail_live_peer *p,
 	return MRAIL_LIVE_NOTHING;
 }
 
+bool mrail_live_links_judge(struct mrail_live_links *l, bool any_up,
+			    uint64_t now_ns, uint64_t timeout_ns)
+{
+	if (any_up || !timeout_ns) {
+		l->all_down_since_ns = 0;
+		l->cut_off = false;
+		return false;
+	}
+	if (!l->all_down_since_ns) {
+		/* 0 means "some link up": a run from 0 starts at 1. */
+		l->all_down_since_ns = now_ns ? now_ns : 1;
+		return false;
+	}
+	if (l->cut_off || now_ns - l->all_down_since_ns < timeout_ns)
+		return false;
+	l->cut_off = true;
+	return true;
+}
+
 int mrail_live_parse_timeout(const char *text, uint64_t *timeout_ns, char *err,
 			     size_t err_len)
 {

@@ -60,6 +60,26 @@ enum mrail_live_action mrail_live_judge(const struct mrail_live_peer *p,
 					uint64_t now_ns, uint64_t timeout_ns,
 					bool waited_on);
 
+/*
+ * This host's side: the links of the rails' interfaces. A peer beyond a
+ * link that is down says nothing either (tcp takes sends into the socket
+ * and retransmits them for minutes), so when every rail's link here has
+ * been down for the timeout, the endpoint is cut off: every peer's waiting
+ * operations fail with FI_EHOSTUNREACH, and so do new ones, until a link
+ * is back. (A peer cut off at its own end is cut off here too: its
+ * application's operations fail there.)
+ */
+struct mrail_live_links {
+	uint64_t all_down_since_ns;	/* 0: some link up */
+	bool cut_off;
+};
+
+/* The links at now_ns: any_up says whether one of them is up. Returns true
+ * when this cuts the endpoint off (every link down for timeout_ns; 0: never
+ * cut off); a link up again ends it. */
+bool mrail_live_links_judge(struct mrail_live_links *l, bool any_up,
+			    uint64_t now_ns, uint64_t timeout_ns);
+
 /* FI_MRAIL_PEER_TIMEOUT: whole seconds 0..MRAIL_LIVE_TIMEOUT_MAX_S.
  * Returns 0 with *timeout_ns, or -EINVAL with a sentence in err. */
 int mrail_live_parse_timeout(const char *text, uint64_t *timeout_ns, char *err,

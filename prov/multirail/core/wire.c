@@ -176,7 +176,7 @@ static const struct wire_op_rules wire_ops[] = {
 	[MRAIL_OP_RSV] = { .name = "RSV" },
 	[MRAIL_OP_PROBE] = { .name = "PROBE",
 			      .flags = MRAIL_WIRE_F_ECHO | MRAIL_WIRE_F_REPLY },
-	[MRAIL_OP_COLL] = { .name = "COLL" },
+	[MRAIL_OP_COLL] = { .name = "COLL", .ordered = true },
 };
 
 static const struct wire_op_rules *rules_for_op(unsigned op)
@@ -244,7 +244,8 @@ static int check_unused_fields(const struct wire_err *err,
 	if (!rules->ordered && hdr->seq)
 		return wire_refuse(err, -EINVAL,
 			"%s carries seq %" PRIu64 ", expected 0 (only "
-			"requests are sequenced)", rules->name, hdr->seq);
+			"requests and collective signals are sequenced)",
+			rules->name, hdr->seq);
 	if (!(hdr->flags & MRAIL_WIRE_F_TAGGED) && hdr->tag)
 		return wire_refuse(err, -EINVAL,
 			"%s carries tag 0x%" PRIx64 " without the TAGGED "
@@ -486,7 +487,13 @@ static const struct wire_op_rules *rules_of_msg(const void *msg, size_t len)
 
 bool mrail_wire_needs_credit(const void *msg, size_t len)
 {
-	const struct wire_op_rules *rules = rules_of_msg(msg, len);
+	return len >= MRAIL_WIRE_HDR_LEN &&
+	       mrail_wire_op_needs_credit(((const uint8_t *) msg)[HDR_OP]);
+}
+
+bool mrail_wire_op_needs_credit(uint8_t op)
+{
+	const struct wire_op_rules *rules = rules_for_op(op);
 
 	return rules && rules->needs_credit;
 }

@@ -12,7 +12,8 @@
  *   3  u8   reserved, zero
  *   4  u32  payload length: exactly the bytes that follow the header
  *   8  u64  seq: per sender->receiver order of the requests (EAGER, RTS,
- *           WRITE, READ_REQ, ATOMIC): the receiver runs each once, in order
+ *           WRITE, READ_REQ, ATOMIC) and collective signals (COLL): the
+ *           receiver runs each once, in order
  *  16  u64  tag (TAGGED only, else zero)
  *  24  u64  remote CQ data (CQ_DATA only, else zero)
  *  32  u64  request id: the sender's operation (EAGER with ACK_REQ, RTS,
@@ -276,6 +277,9 @@ int mrail_wire_grant_decode(const void *payload, size_t len, uint64_t *grant_id,
  */
 bool mrail_wire_needs_credit(const void *msg, size_t len);
 
+/* The same for an op (false for an unknown one). */
+bool mrail_wire_op_needs_credit(uint8_t op);
+
 /* Whether an encoded message (at least a header, written by us) answers a
  * request: ACK, READ_RESP, ATOMIC_RESP. A sender keeps these a while and
  * sends them again when their rail fails; the requester drops a second. */
@@ -286,9 +290,9 @@ bool mrail_wire_answer(const void *msg, size_t len);
 bool mrail_wire_answer_mark_again(void *msg, size_t len);
 
 /* Whether an encoded message (at least a header, written by us) is one the
- * receiver numbers (the requests: EAGER, RTS, WRITE, READ_REQ, ATOMIC),
- * and then its seq in *seq. Each runs once at the receiver, in order,
- * however many copies arrive. */
+ * receiver numbers (the requests: EAGER, RTS, WRITE, READ_REQ, ATOMIC; and
+ * collective signals, COLL), and then its seq in *seq. Each runs once at
+ * the receiver, in order, however many copies arrive. */
 bool mrail_wire_sequenced(const void *msg, size_t len, uint64_t *seq);
 
 /* Writes seq into an encoded request that the receiver numbers (see
@@ -375,9 +379,11 @@ int mrail_wire_rsv_decode(const void *payload, size_t len,
 			  struct mrail_rsv_msg *msg, char *err, size_t err_len);
 
 /*
- * COLL: one signal of a collective operation (src/mrail_coll.c). Not
- * sequenced, spends no credit, answers nothing: seq, tag, cq_data and
- * req_id are zero, no flags. The payload is a collective descriptor, then
+ * COLL: one signal of a collective operation (src/mrail_coll.c).
+ * Numbered with the sender's requests (seq), so that a copy sent again
+ * when a rail fails runs once; spends no credit, answers nothing: tag,
+ * cq_data and req_id are zero, no flags. The payload is a collective
+ * descriptor, then
  * exactly its data length of data (a broadcast's or an allreduce's
  * elements, none for a barrier):
  *   0  u64  group id (nonzero): the same at every member of the group

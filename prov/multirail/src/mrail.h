@@ -131,6 +131,7 @@ struct mrail_rail {
 	/* Its interface was down when resolved: the rail starts failed for
 	 * every peer, and is probed until its link comes up. */
 	bool link_down;
+	bool is_iface;		/* port names a network interface */
 	struct fi_info *info;		/* owned by the corelib */
 };
 
@@ -148,6 +149,10 @@ struct mrail_railset {
 int mrail_railset_resolve(uint32_t version, const char *service, uint64_t flags,
 			  struct mrail_railset *set);
 void mrail_railset_release(struct mrail_railset *set);
+
+/* Whether some rail of the set may carry traffic as far as this host can
+ * tell: false only when every rail is an interface whose link is down. */
+bool mrail_railset_any_link_up(const struct mrail_railset *set);
 
 /* fi_getinfo(node, FI_SOURCE): the rail node names (its interface, domain
  * or address), or -1 when node is none of this set's rails. */

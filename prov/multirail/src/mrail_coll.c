@@ -125,7 +125,10 @@ static int signal_send(void *arg, uint32_t peer,
 	if (desc->data_len)
 		memcpy(msg + MRAIL_WIRE_HDR_LEN + MRAIL_WIRE_COLL_LEN, data,
 		       desc->data_len);
-	ret = mrail_ctrl_post(ep, MRAIL_LANE_URGENT, group->members[peer],
+	/* Numbered in the stream of the peer's canonical entry, which is
+	 * the one the receiver numbers it in. */
+	ret = mrail_ctrl_post(ep, MRAIL_LANE_URGENT,
+			      mrail_av_canon(ep->av, group->members[peer]),
 			      MRAIL_ANY_RAIL, msg, len);
 	if (ret)
 		MRAIL_WARN(FI_LOG_EP_DATA, "collective group %#" PRIx64 ": cannot "

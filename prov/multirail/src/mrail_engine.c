@@ -79,8 +79,8 @@ static void rx_hold(struct mrail_ep *ep, struct mrail_rail_buf *buf, size_t len)
 
 static void rx_run(struct mrail_ep *ep, fi_addr_t peer, struct mrail_rx_msg *msg);
 
-/* A numbered request that is no message (WRITE, READ_REQ, ATOMIC), held
- * for its turn as it came: its header, rail and payload. */
+/* A numbered request that is no message (WRITE, READ_REQ, ATOMIC, COLL),
+ * held for its turn as it came: its header, rail and payload. */
 static struct mrail_rx_msg *rx_request_hold(const struct mrail_wire_hdr *hdr,
 					    const uint8_t *payload, size_t rail,
 					    char *err, size_t err_len)
@@ -101,8 +101,9 @@ static struct mrail_rx_msg *rx_request_hold(const struct mrail_wire_hdr *hdr,
 }
 
 /*
- * A numbered request (EAGER, RTS, WRITE, READ_REQ, ATOMIC): it waits in its
- * sender's reorder window until the ones sent before it have arrived, then
+ * A numbered request (EAGER, RTS, WRITE, READ_REQ, ATOMIC, COLL): it waits
+ * in its sender's reorder window until the ones sent before it have arrived,
+ * then
  * runs in send order: a message goes to matching, the others to their
  * handler. A second copy is dropped here, so each runs once however many
  * rails carried it. One too far ahead for the window keeps its rail buffer
@@ -112,16 +113,19 @@ static enum rx_verdict rx_in_order(struct mrail_ep *ep, size_t rail,
 				   fi_addr_t peer, const struct mrail_wire_hdr *hdr,
 				   const uint8_t *payload)
 {
+	struct mrail_rx_msg *msg, *held;
 	struct mrail_peer_rx *rx;
-	struct mrail_rx_msg *msg;
 	char err[MRAIL_ERR_MAX];
 	void *next;
 	int ret;
+	/* A collective signal is numbered but spends no credit. */
+	bool credited = mrail_wire_op_needs_credit(hdr->op);
 
 	rx = peer_rx(ep, peer);
 	if (!rx) {
 		mrail_cq_report_bad_message(ep, rail, "out of memory");
-		mrail_credit_owe(ep, peer);
+		if (credited)
+			mrail_credit_owe(ep, peer);
 		return RX_DONE;
 	}
 	if (hdr->op == MRAIL_OP_EAGER || hdr->op == MRAIL_OP_RTS)
@@ -130,7 +134,8 @@ static enum rx_verdict rx_in_order(struct mrail_ep *ep, size_t rail,
 		msg = rx_request_hold(hdr, payload, rail, err, sizeof(err));
 	if (!msg) {
 		mrail_cq_report_bad_message(ep, rail, err);
-		mrail_credit_owe(ep, peer);
+		if (credited)
+			mrail_credit_owe(ep, peer);
 		return RX_DONE;
 	}
 
@@ -153,7 +158,8 @@ static enum rx_verdict rx_in_order(struct mrail_ep *ep, size_t rail,
 			 PRIu64 " from peer %" PRIu64 " (next expected %" PRIu64 ")",
 			 hdr->seq, (uint64_t) peer, rx->reorder.next);
 		mrail_cq_report_bad_message(ep, rail, err);
-		mrail_credit_owe(ep, peer);
+		if (credited)
+			mrail_credit_owe(ep, peer);
 		return RX_DONE;
 	}
 	/* A numbered message returns its credit once it is in order, not
@@ -161,8 +167,12 @@ static enum rx_verdict rx_in_order(struct mrail_ep *ep, size_t rail,
 	 * stops MRAIL_TX_CREDITS ahead of it, well inside the window, and the
 	 * rail buffers stay free for the copy it sends again. */
 	while ((next = mrail_reorder_pop(&rx->reorder))) {
-		rx_run(ep, peer, next);
-		mrail_credit_owe(ep, peer);
+		held = next;
+		credited = !held->request ||
+			   mrail_wire_op_needs_credit(held->hdr.op);
+		rx_run(ep, peer, held);
+		if (credited)
+			mrail_credit_owe(ep, peer);
 	}
 	ep->window_moved = true;
 	return RX_DONE;
@@ -195,7 +205,7 @@ static const struct {
 	[MRAIL_OP_ATOMIC_RESP] = { RX_ROUTE_DIRECT, mrail_atomic_handle_rx },
 	[MRAIL_OP_CREDIT] = { RX_ROUTE_DIRECT, mrail_credit_handle_rx },
 	[MRAIL_OP_RSV] = { RX_ROUTE_DIRECT, mrail_rsv_handle_rx },
-	[MRAIL_OP_COLL] = { RX_ROUTE_DIRECT, mrail_coll_handle_rx },
+	[MRAIL_OP_COLL] = { RX_ROUTE_IN_ORDER, mrail_coll_handle_rx },
 	[MRAIL_OP_PROBE] = { RX_ROUTE_DIRECT, mrail_probe_handle_rx },
 };
 

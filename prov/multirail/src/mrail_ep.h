@@ -252,6 +252,7 @@ struct mrail_ep {
 	 * timeout 0 turns it off. */
 	uint64_t live_timeout_ns;
 	uint64_t live_next_check_ns;
+	struct mrail_live_links links;	/* this host's rail links */
 	/* Rail health (mrail_health.c): FI_MRAIL_RAIL_TIMEOUT and the probe
 	 * interval; when to judge the peers' rails next. */
 	struct mrail_health_config health;
@@ -342,6 +343,12 @@ void mrail_policy_stripe_moved(struct mrail_ep *ep, size_t from, size_t to,
 			       uint64_t bytes, uint64_t ahead);
 void mrail_policy_read_done(struct mrail_ep *ep, size_t rail, uint64_t len, int err,
 			    uint64_t ahead);
+/* A read given up on when its rail failed (mrail_rdv.c): done for the
+ * plan and the meter now, as a failed read, but still the rail's (its
+ * reads_in_flight) until it comes back: mrail_policy_read_returned. */
+void mrail_policy_read_given_up(struct mrail_ep *ep, size_t rail, uint64_t len,
+				uint64_t ahead);
+void mrail_policy_read_returned(struct mrail_ep *ep, size_t rail);
 
 extern struct fi_ops_msg mrail_msg_ops;
 extern struct fi_ops_tagged mrail_tagged_ops;

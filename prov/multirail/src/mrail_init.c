@@ -104,7 +104,9 @@ static void mrail_define_params(void)
 			"Seconds a peer's rails may refuse every message (while "
 			"this endpoint sends to it or waits on it) before it is "
 			"taken for dead and its operations fail with "
-			"FI_EHOSTUNREACH; 0 never gives up (default %d).",
+			"FI_EHOSTUNREACH, and seconds the link of every rail "
+			"may be down on this host before operations with every "
+			"peer fail so; 0 never gives up (default %d).",
 			MRAIL_LIVE_TIMEOUT_DEFAULT_S);
 	fi_param_define(&mrail_prov, "hybrid_threshold", FI_PARAM_STRING,
 			"Hybrid striping: longest transfer in bytes sent whole "

@@ -9,7 +9,9 @@
  * silent peers this endpoint waits on and gives up on those whose rails
  * have refused everything for FI_MRAIL_PEER_TIMEOUT seconds: their waiting
  * operations complete with FI_EHOSTUNREACH, and later sends to them fail
- * with -FI_EHOSTUNREACH, instead of waiting for ever.
+ * with -FI_EHOSTUNREACH, instead of waiting for ever. The same happens with
+ * every peer, for as long as it lasts, when the link of every rail here has
+ * been down for that long (cut_off).
  */
 #include "mrail.h"
 #include "mrail_av.h"
@@ -91,7 +93,8 @@ void mrail_liveness_heard(struct mrail_ep *ep, fi_addr_t peer)
 
 bool mrail_liveness_unreachable(const struct mrail_ep *ep, fi_addr_t dest)
 {
-	return dest < ep->peer_cap && ep->peers[dest].live.unreachable;
+	return ep->links.cut_off ||
+	       (dest < ep->peer_cap && ep->peers[dest].live.unreachable);
 }
 
 /* A PROBE: whether the peer's rail takes it is the answer (the send
@@ -122,10 +125,28 @@ static void give_up(struct mrail_ep *ep, fi_addr_t dest)
 	mrail_replay_free(ep, dest);
 }
 
+/* Every rail's link here has been down for the timeout: what waits on
+ * any peer fails, and new operations fail until a link is back. */
+static void cut_off(struct mrail_ep *ep)
+{
+	size_t i;
+
+	MRAIL_WARN(FI_LOG_EP_DATA, "the link of every rail is down on this "
+		   "host and has been for %" PRIu64 " s (FI_MRAIL_PEER_TIMEOUT): "
+		   "operations with every peer fail with FI_EHOSTUNREACH until "
+		   "a link is back\n",
+		   (uint64_t) (ep->live_timeout_ns / 1000000000ULL));
+	for (i = 0; i < ep->peer_cap; i++) {
+		mrail_rdv_fail_peer(ep, (fi_addr_t) i, FI_EHOSTUNREACH);
+		mrail_replay_free(ep, (fi_addr_t) i);
+	}
+}
+
 void mrail_liveness_progress(struct mrail_ep *ep)
 {
+	const struct mrail_railset *rails = &ep->domain->fabric->rails;
+	bool *waited, was_cut;
 	uint64_t now;
-	bool *waited;
 	size_t i;
 
 	if (!ep->live_timeout_ns || !ep->peer_cap)
@@ -134,6 +155,13 @@ void mrail_liveness_progress(struct mrail_ep *ep)
 	if (now < ep->live_next_check_ns)
 		return;
 	ep->live_next_check_ns = now + MRAIL_LIVENESS_CHECK_NS;
+	was_cut = ep->links.cut_off;
+	if (mrail_live_links_judge(&ep->links, mrail_railset_any_link_up(rails),
+				   now, ep->live_timeout_ns))
+		cut_off(ep);
+	else if (was_cut && !ep->links.cut_off)
+		MRAIL_WARN(FI_LOG_EP_DATA, "a rail's link is up again on this "
+			   "host: operations with peers may go on\n");
 	waited = calloc(ep->peer_cap, sizeof(*waited));
 	if (!waited)
 		return;

@@ -722,20 +722,40 @@ static void policy_adaptive_learn(struct mrail_ep *ep, uint64_t now)
 			   "meter's measurements\n");
 }
 
-void mrail_policy_read_done(struct mrail_ep *ep, size_t rail, uint64_t len, int err,
-			    uint64_t ahead)
+void mrail_policy_read_returned(struct mrail_ep *ep, size_t rail)
 {
 	struct mrail_rail_counts *c = &ep->policy.rails[rail];
-	uint64_t now = mrail_now_ns();
 
 	if (c->reads_in_flight)
 		c->reads_in_flight--;
+}
+
+/* What a read that ended (read bytes, 0 when it failed) does to the plan
+ * and the meter. */
+static void read_counted(struct mrail_ep *ep, size_t rail, uint64_t len,
+			 uint64_t read, uint64_t ahead, uint64_t now)
+{
 	if (ahead)
 		sub_clamped(&ep->policy.queued[rail], len);
-	mrail_meter_done(&ep->policy.meter, rail, err ? 0 : len, now);
+	mrail_meter_done(&ep->policy.meter, rail, read, now);
+}
+
+void mrail_policy_read_given_up(struct mrail_ep *ep, size_t rail, uint64_t len,
+				uint64_t ahead)
+{
+	read_counted(ep, rail, len, 0, ahead, mrail_now_ns());
+}
+
+void mrail_policy_read_done(struct mrail_ep *ep, size_t rail, uint64_t len, int err,
+			    uint64_t ahead)
+{
+	uint64_t now = mrail_now_ns();
+
+	mrail_policy_read_returned(ep, rail);
+	read_counted(ep, rail, len, err ? 0 : len, ahead, now);
 	if (err)
 		return;
-	c->rx_bytes += len;
+	ep->policy.rails[rail].rx_bytes += len;
 	policy_adaptive_learn(ep, now);
 }
 

@@ -17,6 +17,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "rail_select.h"
 
@@ -200,12 +203,14 @@ static int rail_resolve_spec(const struct mrail_corelib *lib, uint32_t version,
 	int match, ret;
 
 	rail->link_down = false;
+	rail->is_iface = false;
 	match = mrail_rail_match_iface(&rail->spec, ifaces->list, ifaces->count,
 				       err, sizeof(err));
 	if (match >= 0) {
 		iface = &ifaces->list[match];
 		mrail_ip_format(&iface->addr, node, sizeof(node));
 		snprintf(rail->port, sizeof(rail->port), "%s", iface->name);
+		rail->is_iface = true;
 		if (!iface->up) {
 			/* A link that is down is a failed rail, which comes
 			 * back with its link. */
@@ -401,6 +406,33 @@ void mrail_railset_release(struct mrail_railset *set)
 		set->rails[i].info = NULL;
 	}
 	set->count = 0;
+}
+
+bool mrail_railset_any_link_up(const struct mrail_railset *set)
+{
+	struct ifreq req;
+	bool up = false;
+	size_t i;
+	int fd;
+
+	for (i = 0; i < set->count; i++) {
+		if (!set->rails[i].is_iface)
+			return true;	/* a domain: nothing to tell */
+	}
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return true;
+	for (i = 0; i < set->count && !up; i++) {
+		memset(&req, 0, sizeof(req));
+		snprintf(req.ifr_name, sizeof(req.ifr_name), "%s",
+			 set->rails[i].port);
+		/* An interface that cannot be asked may be up. */
+		up = ioctl(fd, SIOCGIFFLAGS, &req) ||
+		     ((req.ifr_flags & IFF_UP) &&
+		      (req.ifr_flags & IFF_RUNNING));
+	}
+	close(fd);
+	return up;
 }
 
 int mrail_railset_match_source(const struct mrail_railset *set, const char *node)

@@ -452,23 +452,14 @@ ssize_t mrail_request_send(struct mrail_ep *ep, struct mrail_rail_buf *buf,
 			   size_t len, fi_addr_t dest, uint64_t req_id,
 			   const struct mrail_cq_entry *user, bool complete_user)
 {
-	uint64_t *tx_seq = &ep->peers[dest].tx_seq;
-	bool numbered;
 	ssize_t ret;
 
 	buf->complete_user = complete_user;
 	buf->rdv_req_id = req_id;
 	buf->user = *user;
-	/* Every request to the peer, whichever entry named it, runs in one
-	 * numbered stream at the peer; a number is spent only by a request
-	 * the rail accepted. */
-	numbered = mrail_wire_number(buf->data, len, *tx_seq);
 	ret = mrail_tx_buf_send(ep, buf, len, mrail_av_get_peer(ep->av, dest));
-	if (!ret) {
-		if (numbered)
-			(*tx_seq)++;
+	if (!ret)
 		return 0;
-	}
 	/* The buffer is back on its free list: nothing will answer. */
 	if (req_id)
 		mrail_ack_wait_cancel(ep, req_id);
@@ -882,8 +873,6 @@ static void rdv_issue(struct mrail_ep *ep, struct mrail_rdv_recv *rdv)
 		rdv_steer(ep, rdv);
 		rdv_redo_issue(ep, rdv, peer);
 	}
-	if (rdv->redo_count)
-		pending = true;
 	for (s = 0; s < rdv->stripe_count && !rdv->err; s++) {
 		while (rdv->issued[s] < rdv->stripes[s].len &&
 		       rdv->stripe_inflight[s] < MRAIL_RDV_READS_PER_RAIL) {
@@ -904,6 +893,10 @@ static void rdv_issue(struct mrail_ep *ep, struct mrail_rdv_recv *rdv)
 		if (rdv->issued[s] < rdv->stripes[s].len)
 			pending = true;
 	}
+	/* A read refused above may have failed its rail, and that gave up
+	 * the rail's other reads: their bytes wait on the redo list. */
+	if (rdv->redo_count)
+		pending = true;
 	if (!rdv->inflight && (rdv->err || !pending))
 		rdv_recv_finish(ep, rdv);
 }
@@ -1107,6 +1100,7 @@ static void rdv_orphan_returned(struct mrail_ep *ep, struct mrail_rdv_read *read
 {
 	struct mrail_rdv_recv *rdv = read->rdv;
 
+	mrail_policy_read_returned(ep, read->rc.rail);
 	free(read->stage);
 	read->stage = NULL;
 	read->orphan = false;
@@ -1118,30 +1112,40 @@ static void rdv_orphan_returned(struct mrail_ep *ep, struct mrail_rdv_read *read
 	}
 }
 
+/* Gives up the staged reads of rdv in flight on rail (every rail: rail
+ * MRAIL_ANY_RAIL); their bytes go on the redo list unless the transfer
+ * has failed anyway. The progress round's rdv_issue goes on with it. */
+static void rdv_orphan_reads(struct mrail_ep *ep, struct mrail_rdv_recv *rdv,
+			     size_t rail)
+{
+	struct mrail_rdv_read *read;
+	size_t i;
+
+	for (i = 0; i < MRAIL_RDV_READ_SLOTS; i++) {
+		read = &rdv->reads[i];
+		if (!read->in_use || read->orphan || !read->stage ||
+		    (rail != MRAIL_ANY_RAIL && read->rc.rail != rail))
+			continue;
+		read->orphan = true;
+		rdv->orphans++;
+		rdv->stripe_inflight[read->stripe]--;
+		rdv->inflight--;
+		mrail_policy_read_given_up(ep, read->rc.rail, read->len,
+					   rdv->ahead);
+		if (!rdv->err)
+			rdv_redo_add(rdv, read);
+	}
+}
+
 /* The rail has failed for the peer: the staged reads of the peer's
  * transfers it holds are read again on other rails (rdv_redo_issue). */
 void mrail_rdv_rail_failed(struct mrail_ep *ep, fi_addr_t peer, size_t rail)
 {
-	struct mrail_rdv_read *read;
 	struct mrail_rdv_recv *rdv;
-	size_t i;
 
 	DL_FOREACH(ep->rdv_recvs, rdv) {
-		if (rdv->peer != peer || rdv->rsv.active || rdv->err)
-			continue;
-		for (i = 0; i < MRAIL_RDV_READ_SLOTS; i++) {
-			read = &rdv->reads[i];
-			if (!read->in_use || read->orphan || !read->stage ||
-			    read->rc.rail != rail)
-				continue;
-			read->orphan = true;
-			rdv->orphans++;
-			rdv->stripe_inflight[read->stripe]--;
-			rdv->inflight--;
-			mrail_policy_read_done(ep, rail, read->len, -FI_ECANCELED,
-					       rdv->ahead);
-			rdv_redo_add(rdv, read);
-		}
+		if (rdv->peer == peer && !rdv->rsv.active)
+			rdv_orphan_reads(ep, rdv, rail);
 	}
 }
 
@@ -1206,10 +1210,21 @@ void mrail_rdv_mark_waited(struct mrail_ep *ep, bool *waited)
 void mrail_rdv_fail_peer(struct mrail_ep *ep, fi_addr_t peer, int err)
 {
 	struct mrail_rdv_send *rdv, *tmp;
+	struct mrail_rdv_recv *recv;
 
 	HASH_ITER(hh, ep->rdv_sends, rdv, tmp) {
 		if (rdv->peer == peer)
 			mrail_rdv_send_failed(ep, rdv->req_id, err);
+	}
+	/* Its data will not come: what we read of it ends with err once
+	 * the reads in place (unstaged) are back; staged ones are given up. */
+	DL_FOREACH(ep->rdv_recvs, recv) {
+		if (recv->peer != peer)
+			continue;
+		if (!recv->err)
+			recv->err = err;
+		recv->redo_count = 0;
+		rdv_orphan_reads(ep, recv, MRAIL_ANY_RAIL);
 	}
 	/* Queued control messages to it would hold up everyone else's. */
 	mrail_deferred_drop_peer(ep, peer);

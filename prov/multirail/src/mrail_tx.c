@@ -216,6 +216,8 @@ ssize_t mrail_tx_buf_send(struct mrail_ep *ep, struct mrail_rail_buf *buf,
 {
 	fi_addr_t dest = (fi_addr_t) (peer - ep->av->peers);
 	bool spends = mrail_wire_needs_credit(buf->data, len);
+	uint64_t seq;
+	bool numbered = mrail_wire_sequenced(buf->data, len, &seq);
 	size_t rail = buf->rc.rail;
 	ssize_t ret;
 
@@ -225,15 +227,18 @@ ssize_t mrail_tx_buf_send(struct mrail_ep *ep, struct mrail_rail_buf *buf,
 		mrail_tx_buf_put(ep, buf);
 		return -FI_EHOSTUNREACH;
 	}
-	if (spends) {
-		if (mrail_peer_reserve(ep, dest)) {
-			mrail_tx_buf_put(ep, buf);
-			return -FI_ENOMEM;
-		}
-		if (!ep->peers[dest].tx_credits) {
-			mrail_tx_buf_put(ep, buf);
-			return -FI_EAGAIN;
-		}
+	if ((spends || numbered) && mrail_peer_reserve(ep, dest)) {
+		mrail_tx_buf_put(ep, buf);
+		return -FI_ENOMEM;
+	}
+	/* Every numbered message to the peer, whichever AV entry named it,
+	 * takes the next number of its one stream; a number is spent only by
+	 * a message a rail accepted. */
+	if (numbered)
+		mrail_wire_number(buf->data, len, ep->peers[dest].tx_seq);
+	if (spends && !ep->peers[dest].tx_credits) {
+		mrail_tx_buf_put(ep, buf);
+		return -FI_EAGAIN;
 	}
 	if (buf->any_rail && !mrail_rail_usable(ep, dest, rail)) {
 		tx_steer(ep, &buf, len, dest);
@@ -263,6 +268,8 @@ ssize_t mrail_tx_buf_send(struct mrail_ep *ep, struct mrail_rail_buf *buf,
 	buf->len = len;
 	buf->posted = true;
 	mrail_rail_posted(ep, dest, buf->rc.rail);
+	if (numbered)
+		ep->peers[dest].tx_seq++;
 	if (spends) {
 		ep->peers[dest].tx_credits--;
 		buf->credit_peer = dest;
