@@ -2,11 +2,14 @@
 /*
  * The order rule of the deferred-work queue (src/mrail_tx.c): messages that
  * found no transmit buffer when they were due wait in a list, oldest first,
- * and each drain tries them in that order. A message bound to a rail waits
- * only for the earlier messages of that rail; a message any rail may carry
- * waits for every earlier one of its kind. So when one is refused for want
- * of a buffer (-EAGAIN), the later messages of its kind stay untried this
- * drain, and the others still go.
+ * and each drain tries them in that order. Order matters only between
+ * messages to the same peer: a message bound to a rail waits for the
+ * earlier messages to its peer on that rail, and one any rail may carry
+ * for the earlier any-rail ones to its peer. So when one is refused
+ * (-EAGAIN: no buffer, or its peer's rail connection is not up), the later
+ * messages of its kind to its peer stay untried this drain, and the others
+ * still go: a peer that cannot be reached holds up no other peer's
+ * answers.
  */
 #ifndef MRAIL_DEFERRED_H
 #define MRAIL_DEFERRED_H
@@ -23,12 +26,17 @@
 struct mrail_deferred_item {
 	struct mrail_deferred_item *next;
 	size_t rail;		/* < MRAIL_MAX_RAILS, or MRAIL_DEFERRED_ANY_RAIL */
+	uint64_t peer;		/* whom it goes to (an fi_addr_t) */
 };
+
+/* Peers whose messages one drain tells apart; past this many refused
+ * peers, a refusal holds up its kind for every peer, as if one. */
+#define MRAIL_DEFERRED_BLOCKED_PEERS 32
 
 /*
  * One drain of *list in order. try_send(item, arg) returns 0 (sent),
  * -EAGAIN (no buffer: it stays, and so do the later items of its kind,
- * untried) or another negative value (it can never go). A sent item or one
+ * untried: only those to the same peer) or another negative value (it can never go). A sent item or one
  * that can never go leaves the list and is handed to done(item, ret, arg),
  * which may free it. Returns how many items left the list.
  */

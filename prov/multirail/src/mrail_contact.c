@@ -145,10 +145,11 @@ void mrail_hello_handle_rx(struct mrail_ep *ep, size_t rail, fi_addr_t unknown,
 			 "HELLO into the AV");
 		goto bad;
 	}
-	MRAIL_INFO(FI_LOG_EP_DATA, "rail %zu: HELLO%s from peer %" PRIu64 "\n",
-		   rail + 1, hdr->flags & MRAIL_WIRE_F_REPLY ? " REPLY" :
+	MRAIL_INFO(FI_LOG_EP_DATA, "rail %zu: HELLO%s from peer %" PRIu64
+		   " (sender key 0x%016" PRIx64 ")\n", rail + 1,
+		   hdr->flags & MRAIL_WIRE_F_REPLY ? " REPLY" :
 		   hdr->flags & MRAIL_WIRE_F_INTRO ? " (introduction)" : "",
-		   (uint64_t) peer);
+		   (uint64_t) peer, hdr->sender);
 	if (mrail_peer_reserve(ep, peer)) {
 		snprintf(why, sizeof(why), "out of memory for the peer that "
 			 "sent a HELLO");

@@ -314,8 +314,9 @@ static void stranger_keep(struct mrail_ep *ep, size_t rail, const uint8_t *data,
 	memcpy(msg->data, data, len);
 	LL_APPEND(ep->strangers, msg);
 	ep->stranger_count++;
-	MRAIL_DBG(FI_LOG_EP_DATA, "rail %zu: a message from sender key 0x%016"
-		  PRIx64 " waits for the AV to learn it\n", rail + 1, sender);
+	MRAIL_DBG(FI_LOG_EP_DATA, "rail %zu: a message (op %u) from sender key "
+		  "0x%016" PRIx64 " waits for the AV to learn it\n", rail + 1,
+		  (unsigned) data[1], sender);
 }
 
 /* Retries every waiting message in arrival order; those whose sender is

@@ -36,8 +36,8 @@
  * cannot go. A HELLO is made so: it carries our name.
  */
 struct mrail_deferred {
-	struct mrail_deferred_item item;	/* list links, and the rail */
-	fi_addr_t peer;
+	/* List links, the rail, and the peer (item.peer, an fi_addr_t). */
+	struct mrail_deferred_item item;
 	mrail_deferred_send_fn send;
 	mrail_deferred_failed_fn failed;
 	uint32_t arg;
@@ -378,19 +378,19 @@ int mrail_ctrl_send_now(struct mrail_ep *ep, fi_addr_t dest, size_t rail,
 static int deferred_send(struct mrail_ep *ep, const struct mrail_deferred *d)
 {
 	if (d->send)
-		return d->send(ep, d->peer, d->arg);
-	return mrail_ctrl_send_now(ep, d->peer, d->item.rail, d->msg, d->len);
+		return d->send(ep, d->item.peer, d->arg);
+	return mrail_ctrl_send_now(ep, d->item.peer, d->item.rail, d->msg, d->len);
 }
 
 static void deferred_failed(struct mrail_ep *ep, const struct mrail_deferred *d,
 			    int err)
 {
 	if (d->failed) {
-		d->failed(ep, d->peer, d->arg, err);
+		d->failed(ep, d->item.peer, d->arg, err);
 		return;
 	}
 	MRAIL_WARN(FI_LOG_EP_DATA, "cannot send a control message to peer %"
-		   PRIu64 "%s: %s\n", (uint64_t) d->peer,
+		   PRIu64 "%s: %s\n", (uint64_t) d->item.peer,
 		   d->item.rail == MRAIL_ANY_RAIL ? "" : " on its rail",
 		   fi_strerror(-err));
 }
@@ -422,19 +422,34 @@ void mrail_deferred_progress(struct mrail_ep *ep)
 		mrail_deferred_drain(&ep->deferred[lane], drain_try, drain_done, ep);
 }
 
-/* Sends d now unless earlier messages of its lane wait, else queues it.
- * 0: sent or queued; an error: it can never go (d is freed, the caller
+/* Whether an earlier message of d's lane must go before d: one to the
+ * same peer, of the same kind (core/deferred.h). */
+static bool deferred_behind(const struct mrail_ep *ep, enum mrail_lane lane,
+			    const struct mrail_deferred *d)
+{
+	const struct mrail_deferred_item *item;
+
+	LL_FOREACH(ep->deferred[lane], item) {
+		if (item->peer == d->item.peer && item->rail == d->item.rail)
+			return true;
+	}
+	return false;
+}
+
+/* Sends d now unless an earlier message it must follow waits, else queues
+ * it. 0: sent or queued; an error: it can never go (d is freed, the caller
  * says so). */
 static int deferred_post(struct mrail_ep *ep, enum mrail_lane lane,
 			 struct mrail_deferred *d)
 {
 	int ret = -FI_EAGAIN;
 
-	if (!ep->deferred[lane])
+	if (!deferred_behind(ep, lane, d))
 		ret = deferred_send(ep, d);
 	if (ret == -FI_EAGAIN) {
 		MRAIL_DBG(FI_LOG_EP_DATA, "a message to peer %" PRIu64 " waits "
-			  "for a transmit buffer\n", (uint64_t) d->peer);
+			  "for its turn or a transmit buffer\n",
+			  (uint64_t) d->item.peer);
 		LL_APPEND(ep->deferred[lane], &d->item);
 		return 0;
 	}
@@ -455,7 +470,7 @@ int mrail_ctrl_post(struct mrail_ep *ep, enum mrail_lane lane, fi_addr_t dest,
 	if (!d)
 		return -FI_ENOMEM;
 	*d = (struct mrail_deferred) {
-		.item.rail = rail, .peer = dest, .len = len,
+		.item.rail = rail, .item.peer = dest, .len = len,
 	};
 	memcpy(d->msg, msg, len);
 	return deferred_post(ep, lane, d);
@@ -486,7 +501,7 @@ void mrail_deferred_call(struct mrail_ep *ep, enum mrail_lane lane,
 	/* The same message twice would say nothing more. */
 	LL_FOREACH(ep->deferred[lane], item) {
 		d = deferred_of(item);
-		if (d->send == send && d->peer == dest && d->arg == arg)
+		if (d->send == send && d->item.peer == dest && d->arg == arg)
 			return;
 	}
 	d = malloc(sizeof(*d));
@@ -495,7 +510,7 @@ void mrail_deferred_call(struct mrail_ep *ep, enum mrail_lane lane,
 		return;
 	}
 	*d = (struct mrail_deferred) {
-		.item.rail = rail, .peer = dest, .send = send, .failed = failed,
+		.item.rail = rail, .item.peer = dest, .send = send, .failed = failed,
 		.arg = arg,
 	};
 	ret = deferred_post(ep, lane, d);
@@ -521,7 +536,7 @@ void mrail_deferred_drop_peer(struct mrail_ep *ep, fi_addr_t peer)
 
 	for (lane = 0; lane < MRAIL_LANES; lane++) {
 		LL_FOREACH_SAFE(ep->deferred[lane], item, tmp) {
-			if (deferred_of(item)->peer != peer)
+			if (item->peer != peer)
 				continue;
 			LL_DELETE(ep->deferred[lane], item);
 			free(deferred_of(item));
