@@ -431,7 +431,7 @@ Test(wire_round_trip, hello_carries_a_real_address)
 Test(wire_layout, header_bytes_are_little_endian_at_documented_offsets)
 {
 	static const uint8_t want[MRAIL_WIRE_HDR_LEN] = {
-		4, 1, 0x07, 0,
+		5, 1, 0x07, 0,
 		0x10, 0x00, 0x00, 0x00,
 		0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01,
 		0x18, 0x17, 0x16, 0x15, 0x14, 0x13, 0x12, 0x11,
@@ -510,7 +510,7 @@ Test(wire_hdr_frame, version)
 	raw_valid_msg(&m, MRAIL_OP_EAGER, 0, 4);
 	m.bytes[0] = 1;
 	assert_msg_refused(&m, &test_limits, -EINVAL,
-			   "wire version 1 is not supported (expected 4)");
+			   "wire version 1 is not supported (expected 5)");
 	m.bytes[0] = 0;
 	assert_msg_refused(&m, &test_limits, -EINVAL, "wire version 0");
 }
@@ -1787,7 +1787,7 @@ Test(wire_answer, a_second_copy_is_marked_and_still_valid)
 	assert_msg_refused(&m, &test_limits, -EINVAL, "CREDIT");
 }
 
-Test(wire_probe, empty_unnumbered_and_spends_no_credit)
+Test(wire_probe, unnumbered_spends_no_credit_and_asks_for_whole_request_ids)
 {
 	struct test_msg m;
 
@@ -1795,8 +1795,15 @@ Test(wire_probe, empty_unnumbered_and_spends_no_credit)
 	assert_raw_round_trip(&m, &test_limits);
 	cr_assert_not(mrail_wire_needs_credit(m.bytes, m.len));
 	raw_valid_msg(&m, MRAIL_OP_PROBE, 0, 8);
+	assert_raw_round_trip(&m, &test_limits);
+	raw_valid_msg(&m, MRAIL_OP_PROBE, 0, MRAIL_WIRE_PROBE_ASK_MAX * 8);
+	assert_raw_round_trip(&m, &test_limits);
+	raw_valid_msg(&m, MRAIL_OP_PROBE, 0, 12);
 	assert_msg_refused(&m, &test_limits, -EINVAL,
-			   "PROBE payload of 8 bytes, expected none");
+			   "PROBE payload of 12 bytes, expected a whole number "
+			   "of request ids, at most 16");
+	raw_valid_msg(&m, MRAIL_OP_PROBE, 0, (MRAIL_WIRE_PROBE_ASK_MAX + 1) * 8);
+	assert_msg_refused(&m, &test_limits, -EINVAL, "PROBE payload of 136 bytes");
 	raw_valid_msg(&m, MRAIL_OP_PROBE, 0, 0);
 	m.bytes[8] = 1;
 	assert_msg_refused(&m, &test_limits, -EINVAL, "PROBE carries seq 1");
@@ -1826,4 +1833,54 @@ Test(wire_probe, may_ask_for_an_echo_or_be_one_and_nothing_else)
 	raw_valid_msg(&m, MRAIL_OP_PROBE, 0, 0);
 	m.bytes[2] = MRAIL_WIRE_F_AGAIN;
 	assert_msg_refused(&m, &test_limits, -EINVAL, "not allowed for PROBE");
+}
+
+Test(wire_probe, ask_round_trip_and_refusals)
+{
+	const uint64_t ids[3] = { 1, 0x123456789abcdef0ULL, UINT64_MAX };
+	uint8_t payload[MRAIL_WIRE_PROBE_ASK_MAX * 8 + 8];
+	uint64_t got[MRAIL_WIRE_PROBE_ASK_MAX];
+	char err[MRAIL_ERR_MAX];
+	size_t count = 99;
+
+	cr_assert_eq(mrail_wire_probe_ask_encode(ids, 3, payload, sizeof(payload)), 24);
+	cr_assert_eq(mrail_wire_probe_ask_decode(payload, 24, got, &count, err,
+						 sizeof(err)), 0, "%s", err);
+	cr_assert_eq(count, 3);
+	cr_assert_eq(memcmp(got, ids, sizeof(ids)), 0);
+	/* None asked for: an empty payload. */
+	cr_assert_eq(mrail_wire_probe_ask_encode(NULL, 0, NULL, 0), 0);
+	cr_assert_eq(mrail_wire_probe_ask_decode(NULL, 0, got, &count, err,
+						 sizeof(err)), 0, "%s", err);
+	cr_assert_eq(count, 0);
+	/* Too many, or no room. */
+	cr_assert_eq(mrail_wire_probe_ask_encode(ids, MRAIL_WIRE_PROBE_ASK_MAX + 1,
+						 payload, sizeof(payload)), -EINVAL);
+	cr_assert_eq(mrail_wire_probe_ask_encode(ids, 3, payload, 23), -ENOSPC);
+	/* No request has id 0: a peer asking for it is refused, and nothing
+	 * is handed on. */
+	memset(payload, 0, 16);
+	payload[0] = 7;
+	count = 99;
+	cr_assert_eq(mrail_wire_probe_ask_decode(payload, 16, got, &count, err,
+						 sizeof(err)), -EINVAL);
+	cr_assert_not_null(strstr(err, "request id 0"), "%s", err);
+	cr_assert_eq(count, 0);
+	cr_assert_eq(mrail_wire_probe_ask_decode(payload, 9, got, &count, err,
+						 sizeof(err)), -EINVAL);
+	cr_assert_not_null(strstr(err, "PROBE payload of 9 bytes"), "%s", err);
+}
+
+Test(wire_probe, req_id_of_an_encoded_header)
+{
+	struct mrail_wire_hdr hdr = {
+		.sender = 1, .op = MRAIL_OP_ACK, .req_id = 0xfeedULL,
+		.payload_len = MRAIL_WIRE_ACK_LEN,
+	};
+	uint8_t msg[MRAIL_WIRE_HDR_LEN];
+
+	cr_assert_eq(mrail_wire_hdr_encode(&hdr, msg, sizeof(msg)), MRAIL_WIRE_HDR_LEN);
+	cr_assert_eq(mrail_wire_req_id(msg, sizeof(msg)), 0xfeedULL);
+	cr_assert_eq(mrail_wire_req_id(msg, sizeof(msg) - 1), 0, "short");
+	cr_assert_eq(mrail_wire_req_id(NULL, sizeof(msg)), 0);
 }

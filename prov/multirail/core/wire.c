@@ -331,10 +331,11 @@ static int check_payload_shape(const struct wire_err *err,
 				len, MRAIL_WIRE_CREDIT_LEN);
 		return 0;
 	case MRAIL_OP_PROBE:
-		if (len)
+		if (len % 8 || len > MRAIL_WIRE_PROBE_ASK_MAX * 8)
 			return wire_refuse(err, -EINVAL,
-				"PROBE payload of %" PRIu32 " bytes, expected none",
-				len);
+				"PROBE payload of %" PRIu32 " bytes, expected "
+				"a whole number of request ids, at most %d",
+				len, MRAIL_WIRE_PROBE_ASK_MAX);
 		return 0;
 	case MRAIL_OP_ATOMIC:
 		if (len < MRAIL_WIRE_ATOMIC_LEN)
@@ -952,6 +953,55 @@ int mrail_wire_credit_decode(const void *payload, size_t len,
 	credit->taken = get_le64(p);
 	credit->next_seq = get_le64(p + 8);
 	return 0;
+}
+
+int mrail_wire_probe_ask_encode(const uint64_t *req_ids, size_t count,
+				void *buf, size_t len)
+{
+	uint8_t *p = buf;
+	size_t i;
+
+	if (count > MRAIL_WIRE_PROBE_ASK_MAX || (count && !req_ids))
+		return -EINVAL;
+	if (len < count * 8)
+		return -ENOSPC;
+	if (count && !buf)
+		return -EINVAL;
+	for (i = 0; i < count; i++)
+		put_le64(p + i * 8, req_ids[i]);
+	return (int) (count * 8);
+}
+
+int mrail_wire_probe_ask_decode(const void *payload, size_t len,
+				uint64_t *req_ids, size_t *count, char *err,
+				size_t err_len)
+{
+	const struct wire_err werr = { .buf = err, .len = err_len };
+	const uint8_t *p = payload;
+	size_t i;
+
+	*count = 0;
+	if (len % 8 || len > MRAIL_WIRE_PROBE_ASK_MAX * 8 || (len && !p))
+		return wire_refuse(&werr, -EINVAL,
+			"PROBE payload of %zu bytes, expected a whole number "
+			"of request ids, at most %d", len,
+			MRAIL_WIRE_PROBE_ASK_MAX);
+	for (i = 0; i < len / 8; i++) {
+		req_ids[i] = get_le64(p + i * 8);
+		if (!req_ids[i])
+			return wire_refuse(&werr, -EINVAL,
+				"PROBE asks again for request id 0, which no "
+				"request has");
+	}
+	*count = len / 8;
+	return 0;
+}
+
+uint64_t mrail_wire_req_id(const void *msg, size_t len)
+{
+	if (!msg || len < MRAIL_WIRE_HDR_LEN)
+		return 0;
+	return get_le64((const uint8_t *) msg + HDR_REQ_ID);
 }
 
 /* ---- atomics ---- */

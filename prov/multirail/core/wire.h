@@ -59,6 +59,11 @@
  *   ATOMIC_RESP  i32 status (0 or a negative errno), u32 reserved zero;
  *          with status 0 then exactly the result bytes of a fetch or
  *          compare atomic (none for a plain one); an error carries none
+ *   PROBE  none, or up to MRAIL_WIRE_PROBE_ASK_MAX u64 request ids of the
+ *          sender's (nonzero) whose answers it has waited for long: the
+ *          receiver sends again those of them it answered and still keeps.
+ *          With ECHO the receiver answers with a PROBE REPLY on the same
+ *          rail, and with a CREDIT
  *   RSV    a rail reservation message (Coll et al. 2001, Algorithms 2-4; core/reserve.h),
  *          about the rail it travels on; from is the header's sender key,
  *          to is the receiver. No seq, no req_id, no credit:
@@ -105,7 +110,7 @@
 #include "mrail_limits.h"
 #include "reserve.h"
 
-#define MRAIL_WIRE_VERSION 4
+#define MRAIL_WIRE_VERSION 5
 #define MRAIL_WIRE_HDR_LEN 48
 #define MRAIL_WIRE_RTS_FIXED_LEN 24
 #define MRAIL_WIRE_ACK_LEN 8
@@ -129,7 +134,7 @@ enum mrail_wire_op {
 	MRAIL_OP_CREDIT = 10,	/* flow control: the sender may send more */
 	MRAIL_OP_RSV = 11,	/* rail reservation control (core/reserve.h) */
 	MRAIL_OP_COLL = 12,	/* one step of a collective (fi_collective) */
-	MRAIL_OP_PROBE = 13,	/* liveness, rail health: no payload */
+	MRAIL_OP_PROBE = 13,	/* liveness, rail health; answers asked for */
 };
 
 #define MRAIL_WIRE_F_TAGGED	0x01	/* EAGER, RTS: tag is meaningful */
@@ -298,6 +303,22 @@ bool mrail_wire_sequenced(const void *msg, size_t len, uint64_t *seq);
 /* Writes seq into an encoded request that the receiver numbers (see
  * mrail_wire_sequenced); returns whether msg is one (else untouched). */
 bool mrail_wire_number(void *msg, size_t len, uint64_t seq);
+
+/* The request ids one PROBE may ask answers for again. */
+#define MRAIL_WIRE_PROBE_ASK_MAX 16
+
+/* PROBE payload: the request ids (count of them, 0..MRAIL_WIRE_PROBE_ASK_MAX)
+ * whose answers the prober has waited for long. Encode: the payload length,
+ * -ENOSPC or -EINVAL. Decode: 0, or -EINVAL with a sentence in err. */
+int mrail_wire_probe_ask_encode(const uint64_t *req_ids, size_t count,
+				void *buf, size_t len);
+int mrail_wire_probe_ask_decode(const void *payload, size_t len,
+				uint64_t *req_ids, size_t *count, char *err,
+				size_t err_len);
+
+/* The request id in an encoded header (at least MRAIL_WIRE_HDR_LEN bytes
+ * written by us), else 0. */
+uint64_t mrail_wire_req_id(const void *msg, size_t len);
 
 /* CREDIT payload: the receiver's running totals for one sender. */
 struct mrail_wire_credit {

@@ -275,7 +275,18 @@ static void credit_send(struct mrail_ep *ep, fi_addr_t peer)
 		  rx->credits_owed, (uint64_t) peer, credit.taken,
 		  credit.next_seq);
 	rx->credits_owed = 0;
+	rx->ack_due = false;
 	mrail_ctrl_send(ep, peer, msg, sizeof(msg));
+}
+
+void mrail_credit_ack_due(struct mrail_ep *ep, fi_addr_t peer)
+{
+	struct mrail_peer_rx *rx = &ep->peers[peer].rx;
+
+	if (rx->ack_due)
+		return;
+	rx->ack_due = true;
+	rx->ack_due_ns = mrail_now_ns();
 }
 
 /* One credit-spending message from peer is off our rails: once a batch
@@ -304,7 +315,16 @@ void mrail_credit_gap_check(struct mrail_ep *ep, fi_addr_t peer, uint64_t now)
 	struct mrail_peer_rx *rx = &ep->peers[peer].rx;
 	uint64_t half = ep->health.timeout_ns / 2;
 
-	if (!rx->ready || !rx->reorder.held)
+	if (!rx->ready)
+		return;
+	/* The peer keeps a copy of each until we say it arrived, and sends
+	 * again what we have not said so of for long (mrail_replay_overdue):
+	 * a peer that sent a last few and went quiet hears it anyway. */
+	if (rx->ack_due && now - rx->ack_due_ns >= half) {
+		credit_send(ep, peer);
+		return;
+	}
+	if (!rx->reorder.held)
 		return;
 	if (rx->gap_seq != rx->reorder.next || !rx->gap_since_ns) {
 		rx->gap_seq = rx->reorder.next;

@@ -150,6 +150,8 @@ static enum rx_verdict rx_in_order(struct mrail_ep *ep, size_t rail,
 			  "message %" PRIu64 " from peer %" PRIu64 "\n", rail + 1,
 			  hdr->seq, (uint64_t) peer);
 		rx->duplicates++;
+		/* Sent again for want of our word that the first came. */
+		mrail_credit_ack_due(ep, peer);
 		return RX_DUPLICATE;
 	}
 	if (ret) {
@@ -171,6 +173,7 @@ static enum rx_verdict rx_in_order(struct mrail_ep *ep, size_t rail,
 		credited = !held->request ||
 			   mrail_wire_op_needs_credit(held->hdr.op);
 		rx_run(ep, peer, held);
+		mrail_credit_ack_due(ep, peer);
 		if (credited)
 			mrail_credit_owe(ep, peer);
 	}

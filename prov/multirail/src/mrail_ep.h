@@ -98,6 +98,11 @@ struct mrail_peer_rx {
 	 * since when, and when we last told the peer (a CREDIT) that we
 	 * still wait for it: it sends it again if it was lost. */
 	uint64_t gap_seq, gap_since_ns, gap_told_ns;
+	/* Numbered messages taken in order (or second copies dropped) since
+	 * our last CREDIT, from when: a quiet peer still hears, within half
+	 * a rail timeout, that they arrived (mrail_credit_gap_check). */
+	bool ack_due;
+	uint64_t ack_due_ns;
 };
 
 /*
@@ -135,6 +140,9 @@ struct mrail_peer {
 	 * sent, or one of its HELLOs reached us), so our sends need no
 	 * introduction (core/first_contact.h). */
 	bool introduced;
+	/* When we last asked it which of our messages it waits for
+	 * (mrail_health.c, ask_peer). */
+	uint64_t asked_ns;
 	struct mrail_peer_rx rx;		/* its messages to us */
 	struct mrail_live_peer live;	/* liveness (mrail_peer.c) */
 	/* Is each rail still a way to reach it (mrail_health.c)? */

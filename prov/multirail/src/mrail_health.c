@@ -215,21 +215,32 @@ static bool peer_on_rail(struct mrail_ep *ep, fi_addr_t peer, size_t rail)
 	return p && rail < p->rails_held;
 }
 
-/* A PROBE on one rail that asks the peer to answer on it. */
-static void probe_rail(struct mrail_ep *ep, fi_addr_t peer, size_t rail)
+/* A PROBE on one rail that asks the peer to answer on it, and to send
+ * again its answers to our requests req_ids (count of them, may be 0). */
+static void probe_rail_asking(struct mrail_ep *ep, fi_addr_t peer, size_t rail,
+			      const uint64_t *req_ids, size_t count)
 {
 	struct mrail_wire_hdr hdr = {
 		.sender = ep->self_key,
 		.op = MRAIL_OP_PROBE,
 		.flags = MRAIL_WIRE_F_ECHO,
+		.payload_len = (uint32_t) (count * 8),
 	};
-	uint8_t msg[MRAIL_WIRE_HDR_LEN];
+	uint8_t msg[MRAIL_WIRE_HDR_LEN + MRAIL_WIRE_PROBE_ASK_MAX * 8];
 
 	if (!peer_on_rail(ep, peer, rail))
 		return;
-	mrail_wire_hdr_encode(&hdr, msg, sizeof(msg));
+	mrail_wire_hdr_encode(&hdr, msg, MRAIL_WIRE_HDR_LEN);
+	mrail_wire_probe_ask_encode(req_ids, count, msg + MRAIL_WIRE_HDR_LEN,
+				    sizeof(msg) - MRAIL_WIRE_HDR_LEN);
 	/* No free buffer on the rail: the next probe comes an interval on. */
-	(void) mrail_ctrl_send_now(ep, peer, rail, msg, sizeof(msg));
+	(void) mrail_ctrl_send_now(ep, peer, rail, msg,
+				   MRAIL_WIRE_HDR_LEN + count * 8);
+}
+
+static void probe_rail(struct mrail_ep *ep, fi_addr_t peer, size_t rail)
+{
+	probe_rail_asking(ep, peer, rail, NULL, 0);
 }
 
 void mrail_probe_handle_rx(struct mrail_ep *ep, size_t rail, fi_addr_t peer,
@@ -240,20 +251,32 @@ void mrail_probe_handle_rx(struct mrail_ep *ep, size_t rail, fi_addr_t peer,
 				       .op = MRAIL_OP_PROBE,
 				       .flags = MRAIL_WIRE_F_REPLY };
 	uint8_t msg[MRAIL_WIRE_HDR_LEN];
+	uint64_t asked[MRAIL_WIRE_PROBE_ASK_MAX];
+	char err[MRAIL_ERR_MAX];
+	size_t count;
 
-	(void) payload;
 	/* The echo of our probe: our way to the peer on this rail works too
 	 * (the arrival alone proved only the peer's, mrail_rail_heard). */
 	if (hdr->flags & MRAIL_WIRE_F_REPLY) {
 		mrail_rail_heard(ep, peer, rail, MRAIL_HEARD_ECHO);
 		return;
 	}
+	if (mrail_wire_probe_ask_decode(payload, hdr->payload_len, asked,
+					&count, err, sizeof(err))) {
+		mrail_cq_report_bad_message(ep, rail, err);
+		return;
+	}
+	mrail_replay_answers_asked(ep, peer, asked, count);
 	/* An echo tells the prober its rail works. A liveness probe
 	 * (mrail_peer.c) asks for nothing back. */
 	if (!(hdr->flags & MRAIL_WIRE_F_ECHO) || !peer_on_rail(ep, peer, rail))
 		return;
 	mrail_wire_hdr_encode(&echo, msg, sizeof(msg));
 	(void) mrail_ctrl_send_now(ep, peer, rail, msg, sizeof(msg));
+	/* The prober may be asking which of its messages we wait for
+	 * (ask_peer); a rail it doubts may also have lost our last
+	 * CREDIT. Our totals answer both. */
+	mrail_credit_refresh(ep, peer);
 }
 
 /* Probes every other rail that works for the peer. */
@@ -293,8 +316,90 @@ static void judge_peer(struct mrail_ep *ep, fi_addr_t peer, uint64_t now)
 	}
 }
 
+/* Waits for an answer this many rail timeouts old ask for it again: past
+ * any rail's failover, inside the four the answer is kept for. */
+#define MRAIL_ASK_AFTER_TIMEOUTS 2
+
+/* Peers to ask again for answers, gathered in one pass over our waits. */
+#define ASK_PEERS 8
+
+struct ask_table {
+	struct {
+		fi_addr_t peer;
+		size_t count;
+		uint64_t req_ids[MRAIL_WIRE_PROBE_ASK_MAX];
+	} peers[ASK_PEERS];
+	size_t count;
+	uint64_t now;
+};
+
+static void ask_gather(struct mrail_ep *ep, fi_addr_t peer, uint64_t req_id,
+		       void *arg)
+{
+	struct ask_table *table = arg;
+	size_t i;
+
+	if (peer >= ep->peer_cap ||
+	    table->now - ep->peers[peer].asked_ns < ep->health.timeout_ns)
+		return;
+	for (i = 0; i < table->count && table->peers[i].peer != peer; i++)
+		;
+	if (i == table->count) {
+		/* More peers than a round asks: the rest wait a round. */
+		if (table->count == ASK_PEERS)
+			return;
+		table->peers[i].peer = peer;
+		table->peers[i].count = 0;
+		table->count++;
+	}
+	if (table->peers[i].count < MRAIL_WIRE_PROBE_ASK_MAX)
+		table->peers[i].req_ids[table->peers[i].count++] = req_id;
+}
+
+/*
+ * What a rail connection that broke after taking it lost leaves no trace
+ * the sender sees, when the rail comes back before it is failed: our
+ * numbered messages the peer has not acknowledged for long (the last of a
+ * burst leave no gap the peer could name, mrail_replay_overdue), and its
+ * answers to our requests that we have waited for long. A PROBE on a
+ * working rail, at most once a rail timeout, asks the peer for its totals
+ * (its CREDIT names the message it waits for, which goes again,
+ * mrail_replay_awaited) and for those answers again: it sends those it
+ * gave and keeps; one not given yet (a receive not posted) costs nothing.
+ * A peer that makes no progress answers nothing and gets nothing more.
+ */
+static void ask_peer(struct mrail_ep *ep, fi_addr_t peer,
+		     const struct ask_table *table)
+{
+	struct mrail_peer *p = &ep->peers[peer];
+	const uint64_t *req_ids = NULL;
+	size_t i, count = 0, rail;
+
+	if (table->now - p->asked_ns < ep->health.timeout_ns)
+		return;
+	for (i = 0; i < table->count; i++) {
+		if (table->peers[i].peer == peer) {
+			req_ids = table->peers[i].req_ids;
+			count = table->peers[i].count;
+		}
+	}
+	if (!count && !mrail_replay_overdue(ep, peer, table->now))
+		return;
+	for (rail = 0; rail < ep->rail_count; rail++) {
+		if (!mrail_health_usable(&p->rails[rail]))
+			continue;
+		MRAIL_DBG(FI_LOG_EP_DATA, "rail %zu: asking peer %" PRIu64
+			  " what it waits for, and for %zu answers again\n",
+			  rail + 1, (uint64_t) peer, count);
+		probe_rail_asking(ep, peer, rail, req_ids, count);
+		p->asked_ns = table->now;
+		return;
+	}
+}
+
 void mrail_health_progress(struct mrail_ep *ep)
 {
+	struct ask_table asks;
 	uint64_t now;
 	size_t peer;
 	bool replay;
@@ -307,11 +412,16 @@ void mrail_health_progress(struct mrail_ep *ep)
 	ep->health_next_check_ns = now + MRAIL_HEALTH_CHECK_NS;
 	replay = ep->replay_pending;
 	ep->replay_pending = false;
+	asks.count = 0;
+	asks.now = now;
+	mrail_rdv_each_wait_since(ep, now - MRAIL_ASK_AFTER_TIMEOUTS *
+				  ep->health.timeout_ns, ask_gather, &asks);
 	for (peer = 0; peer < ep->peer_cap; peer++) {
 		if (!mrail_av_get_peer(ep->av, (fi_addr_t) peer))
 			continue;
 		judge_peer(ep, (fi_addr_t) peer, now);
 		mrail_credit_gap_check(ep, (fi_addr_t) peer, now);
+		ask_peer(ep, (fi_addr_t) peer, &asks);
 		if (replay)
 			mrail_replay(ep, (fi_addr_t) peer);
 	}

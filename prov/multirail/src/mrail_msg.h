@@ -137,6 +137,16 @@ void mrail_replay_acked(struct mrail_ep *ep, fi_addr_t peer, uint64_t next_seq);
 /* The peer waits for our message seq: if a copy of it is kept and went out
  * a rail timeout ago or more, it goes again (the peer drops a second copy). */
 void mrail_replay_awaited(struct mrail_ep *ep, fi_addr_t peer, uint64_t seq);
+/* Whether a copy went out MRAIL_REPLAY_OVERDUE_TIMEOUTS rail timeouts ago
+ * and the peer has not acknowledged it (now: mrail_now_ns()). The peer is
+ * then asked for its totals (mrail_health.c), and sends the copy it waits
+ * for again through mrail_replay_awaited: blind copies would pile up in a
+ * peer that is only slow to progress. */
+bool mrail_replay_overdue(const struct mrail_ep *ep, fi_addr_t peer, uint64_t now);
+/* The peer asks again for our answers to its requests req_ids (a PROBE's
+ * payload): those we keep go again, flagged as possible second copies. */
+void mrail_replay_answers_asked(struct mrail_ep *ep, fi_addr_t peer,
+				const uint64_t *req_ids, size_t count);
 /* Sends again, on rails that work for the peer, every message to it whose
  * rail has failed for it: those still posted there, and the copies kept of
  * those it completed. Returns whether some found no rail or no buffer yet
@@ -172,11 +182,21 @@ void mrail_credit_owe(struct mrail_ep *ep, fi_addr_t peer);
 /* Sends peer our running totals now: a rail to it failed, and a CREDIT may
  * have been lost with it. */
 void mrail_credit_refresh(struct mrail_ep *ep, fi_addr_t peer);
+/* Numbered messages of the peer arrived (in order, or as second copies):
+ * a CREDIT is due, sent with the next batch or by mrail_credit_gap_check. */
+void mrail_credit_ack_due(struct mrail_ep *ep, fi_addr_t peer);
 /* Holding the peer's later messages behind a missing one for half a rail
- * timeout: a CREDIT tells it which one we wait for (now: mrail_now_ns()). */
+ * timeout, or owing it word of arrived ones that long: a CREDIT tells it
+ * which one we wait for (now: mrail_now_ns()). */
 void mrail_credit_gap_check(struct mrail_ep *ep, fi_addr_t peer, uint64_t now);
 
 /* Rendezvous (mrail_rdv.c). Caller holds the domain lock. */
+/* Calls fn for each operation of ours waiting for a peer's answer (an
+ * ACK, READ_RESP or ATOMIC_RESP) since since_ns or earlier. */
+void mrail_rdv_each_wait_since(struct mrail_ep *ep, uint64_t since_ns,
+			       void (*fn)(struct mrail_ep *ep, fi_addr_t peer,
+					  uint64_t req_id, void *arg),
+			       void *arg);
 ssize_t mrail_rdv_send(struct mrail_ep *ep, const struct iovec *iov, size_t count,
 		       fi_addr_t dest, const struct mrail_wire_hdr *hdr,
 		       const struct mrail_cq_entry *user, bool complete_user);

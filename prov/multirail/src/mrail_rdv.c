@@ -47,6 +47,7 @@ struct mrail_rdv_send {
 	uint64_t req_id;
 	enum mrail_wait_kind kind;
 	fi_addr_t peer;
+	uint64_t since_ns;	/* when it began to wait (mrail_now_ns) */
 	/* MRAIL_WAIT_READ, MRAIL_WAIT_ATOMIC: where the data (the fetched
 	 * values) goes, and how many bytes are expected. */
 	struct iovec iov[MRAIL_IOV_LIMIT];
@@ -225,6 +226,7 @@ static ssize_t rdv_send_common(struct mrail_ep *ep, const struct iovec *iov,
 	rdv->req_id = ++ep->next_req_id;
 	rdv->kind = MRAIL_WAIT_SEND;
 	rdv->peer = dest;
+	rdv->since_ns = mrail_now_ns();
 	rdv->user = *user;
 	rdv->complete_user = complete_user;
 	hdr.req_id = rdv->req_id;
@@ -288,6 +290,7 @@ static struct mrail_rdv_send *wait_add(struct mrail_ep *ep, fi_addr_t dest,
 	wait->req_id = ++ep->next_req_id;
 	wait->kind = kind;
 	wait->peer = dest;
+	wait->since_ns = mrail_now_ns();
 	wait->user = *user;
 	wait->complete_user = complete_user;
 	HASH_ADD(hh, ep->rdv_sends, req_id, sizeof(wait->req_id), wait);
@@ -414,6 +417,19 @@ void mrail_atomic_wait_done(struct mrail_ep *ep, size_t rail, fi_addr_t peer,
 	}
 	mrail_user_complete(ep, &wait->user, wait->complete_user);
 	rdv_send_release(ep, wait);
+}
+
+void mrail_rdv_each_wait_since(struct mrail_ep *ep, uint64_t since_ns,
+			       void (*fn)(struct mrail_ep *ep, fi_addr_t peer,
+					  uint64_t req_id, void *arg),
+			       void *arg)
+{
+	struct mrail_rdv_send *wait, *tmp;
+
+	HASH_ITER(hh, ep->rdv_sends, wait, tmp) {
+		if (wait->since_ns <= since_ns)
+			fn(ep, wait->peer, wait->req_id, arg);
+	}
 }
 
 bool mrail_rdv_own_ops_pending(struct mrail_ep *ep)

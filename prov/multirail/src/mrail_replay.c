@@ -206,6 +206,58 @@ void mrail_replay_awaited(struct mrail_ep *ep, fi_addr_t dest, uint64_t seq)
 	copy->sent_ns = now;
 }
 
+/*
+ * A peer returns word of what arrived within half a rail timeout
+ * (mrail_credit_gap_check): a copy unacknowledged this many timeouts after
+ * it went out may have been lost in a rail connection that broke after
+ * taking it, or the peer may just not be progressing.
+ */
+#define MRAIL_REPLAY_OVERDUE_TIMEOUTS 2
+
+bool mrail_replay_overdue(const struct mrail_ep *ep, fi_addr_t dest, uint64_t now)
+{
+	const struct mrail_unacked *copy;
+
+	if (dest >= ep->peer_cap)
+		return false;
+	DL_FOREACH(ep->peers[dest].unacked, copy) {
+		if (now - copy->sent_ns >= MRAIL_REPLAY_OVERDUE_TIMEOUTS *
+					   ep->health.timeout_ns)
+			return true;
+	}
+	return false;
+}
+
+void mrail_replay_answers_asked(struct mrail_ep *ep, fi_addr_t dest,
+				const uint64_t *req_ids, size_t count)
+{
+	const struct mrail_av_peer *peer = mrail_av_get_peer(ep->av, dest);
+	struct mrail_unacked *copy;
+	uint64_t now;
+	size_t i;
+
+	if (dest >= ep->peer_cap || !peer || !count)
+		return;
+	now = mrail_now_ns();
+	replay_answers_trim(ep, &ep->peers[dest], now);
+	DL_FOREACH(ep->peers[dest].answers, copy) {
+		for (i = 0; i < count; i++) {
+			if (mrail_wire_req_id(copy->data, copy->len) == req_ids[i])
+				break;
+		}
+		if (i == count)
+			continue;
+		mrail_wire_answer_mark_again(copy->data, copy->len);
+		/* Another rail first: its own may be the one that lost it. */
+		if (replay_one(ep, dest, peer, copy, false, false) &&
+		    replay_one(ep, dest, peer, copy, true, false))
+			return;
+		MRAIL_DBG(FI_LOG_EP_DATA, "peer %" PRIu64 " asked again for our "
+			  "answer to its request %" PRIu64 ": sent again\n",
+			  (uint64_t) dest, req_ids[i]);
+	}
+}
+
 bool mrail_replay(struct mrail_ep *ep, fi_addr_t dest)
 {
 	const struct mrail_av_peer *peer = mrail_av_get_peer(ep->av, dest);
