@@ -420,12 +420,18 @@ static uint64_t msg_user_bytes(const void *msg, size_t len)
  * pick it was given: the retry goes to the policy's next rail, so a rail
  * that is full or still connecting does not hold the message back.
  */
-/* A PROBE (liveness, rail health) is mrail checking a path, not a
- * message any policy placed: the counts leave it out. */
-static bool is_probe(const void *msg, size_t len)
+/* A PROBE (liveness, rail health) is mrail checking a path, a CREDIT its
+ * flow control's bookkeeping, sent when a batch gathers or a peer goes
+ * quiet: neither is a message any policy placed, and the counts leave
+ * them out, so that they count what the application's operations cost. */
+static bool is_housekeeping(const void *msg, size_t len)
 {
-	return len >= MRAIL_WIRE_HDR_LEN &&
-	       ((const uint8_t *) msg)[1] == MRAIL_OP_PROBE;
+	uint8_t op;
+
+	if (len < MRAIL_WIRE_HDR_LEN)
+		return false;
+	op = ((const uint8_t *) msg)[1];
+	return op == MRAIL_OP_PROBE || op == MRAIL_OP_CREDIT;
 }
 
 static bool count_rail_post(struct mrail_rail_counts *c, ssize_t ret)
@@ -445,7 +451,7 @@ void mrail_policy_tx_posted(struct mrail_ep *ep, size_t rail, const void *msg,
 {
 	struct mrail_rail_counts *c = &ep->policy.rails[rail];
 
-	if ((!ret || ret == -FI_EAGAIN) && is_probe(msg, len))
+	if ((!ret || ret == -FI_EAGAIN) && is_housekeeping(msg, len))
 		return;
 	if (!count_rail_post(c, ret))
 		return;
@@ -456,7 +462,7 @@ void mrail_policy_rx(struct mrail_ep *ep, size_t rail, const void *msg, size_t l
 {
 	struct mrail_rail_counts *c = &ep->policy.rails[rail];
 
-	if (is_probe(msg, len))
+	if (is_housekeeping(msg, len))
 		return;
 	c->rx_ops++;
 	c->rx_bytes += msg_user_bytes(msg, len);
