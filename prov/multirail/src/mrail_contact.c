@@ -317,8 +317,8 @@ void mrail_credit_gap_check(struct mrail_ep *ep, fi_addr_t peer, uint64_t now)
 
 	if (!rx->ready)
 		return;
-	/* The peer keeps a copy of each until we say it arrived, and sends
-	 * again what we have not said so of for long (mrail_replay_overdue):
+	/* The peer keeps a copy of each until we say it arrived, and probes
+	 * us when we have not said so for long (ask_peer, mrail_health.c):
 	 * a peer that sent a last few and went quiet hears it anyway. */
 	if (rx->ack_due && now - rx->ack_due_ns >= half) {
 		credit_send(ep, peer);
