@@ -333,6 +333,16 @@ struct ask_table {
 	uint64_t now;
 };
 
+/* The peer's row of the table, or table->count when it has none. */
+static size_t ask_find(const struct ask_table *table, fi_addr_t peer)
+{
+	size_t i;
+
+	for (i = 0; i < table->count && table->peers[i].peer != peer; i++)
+		;
+	return i;
+}
+
 static void ask_gather(struct mrail_ep *ep, fi_addr_t peer, uint64_t req_id,
 		       void *arg)
 {
@@ -342,8 +352,7 @@ static void ask_gather(struct mrail_ep *ep, fi_addr_t peer, uint64_t req_id,
 	if (peer >= ep->peer_cap ||
 	    table->now - ep->peers[peer].asked_ns < ep->health.timeout_ns)
 		return;
-	for (i = 0; i < table->count && table->peers[i].peer != peer; i++)
-		;
+	i = ask_find(table, peer);
 	if (i == table->count) {
 		/* More peers than a round asks: the rest wait a round. */
 		if (table->count == ASK_PEERS)
@@ -377,11 +386,10 @@ static void ask_peer(struct mrail_ep *ep, fi_addr_t peer,
 
 	if (table->now - p->asked_ns < ep->health.timeout_ns)
 		return;
-	for (i = 0; i < table->count; i++) {
-		if (table->peers[i].peer == peer) {
-			req_ids = table->peers[i].req_ids;
-			count = table->peers[i].count;
-		}
+	i = ask_find(table, peer);
+	if (i < table->count) {
+		req_ids = table->peers[i].req_ids;
+		count = table->peers[i].count;
 	}
 	if (!count && !mrail_replay_overdue(ep, peer, table->now))
 		return;

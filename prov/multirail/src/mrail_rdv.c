@@ -169,6 +169,21 @@ err:
 	return ret;
 }
 
+/* Starts a wait for a peer's answer under a fresh request id: kind, whom,
+ * since when, and the user's completion. The caller adds it to
+ * ep->rdv_sends once the request is ready to go. */
+static void wait_start(struct mrail_ep *ep, struct mrail_rdv_send *wait,
+		       fi_addr_t dest, enum mrail_wait_kind kind,
+		       const struct mrail_cq_entry *user, bool complete_user)
+{
+	wait->req_id = ++ep->next_req_id;
+	wait->kind = kind;
+	wait->peer = dest;
+	wait->since_ns = mrail_now_ns();
+	wait->user = *user;
+	wait->complete_user = complete_user;
+}
+
 /*
  * Registers the source and sends its RTS; with rma, as a WRITE to the
  * target's region (the RMA descriptor goes before the RTS descriptor).
@@ -223,12 +238,7 @@ static ssize_t rdv_send_common(struct mrail_ep *ep, const struct iovec *iov,
 
 	rts.base = (uint64_t) (uintptr_t) base;
 	rts.rail_count = (uint8_t) ep->rail_count;
-	rdv->req_id = ++ep->next_req_id;
-	rdv->kind = MRAIL_WAIT_SEND;
-	rdv->peer = dest;
-	rdv->since_ns = mrail_now_ns();
-	rdv->user = *user;
-	rdv->complete_user = complete_user;
+	wait_start(ep, rdv, dest, MRAIL_WAIT_SEND, user, complete_user);
 	hdr.req_id = rdv->req_id;
 	payload = buf->data + MRAIL_WIRE_HDR_LEN;
 	if (rma) {
@@ -287,12 +297,7 @@ static struct mrail_rdv_send *wait_add(struct mrail_ep *ep, fi_addr_t dest,
 
 	if (!wait)
 		return NULL;
-	wait->req_id = ++ep->next_req_id;
-	wait->kind = kind;
-	wait->peer = dest;
-	wait->since_ns = mrail_now_ns();
-	wait->user = *user;
-	wait->complete_user = complete_user;
+	wait_start(ep, wait, dest, kind, user, complete_user);
 	HASH_ADD(hh, ep->rdv_sends, req_id, sizeof(wait->req_id), wait);
 	return wait;
 }
