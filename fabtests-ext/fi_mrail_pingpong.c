@@ -15,6 +15,11 @@
  * max_msg_size of either side are skipped, and the report says so. A
  * benchmark: it measures and asserts nothing about speed.
  *
+ * With -B, the bidirectional ping-pong of Ben Fredj and Renault: in each
+ * round both sides send at once and wait for the peer's message, so every
+ * message crosses one going the other way; the client reports the time of
+ * one such exchange.
+ *
  * With -R N (a baseline for a bare provider), each side opens N endpoints
  * of the provider, sends and receives round trip k's messages on endpoint
  * k mod N, and reads every endpoint's CQ on each poll: the least a
@@ -49,6 +54,7 @@ struct pp_opts {
 	struct bench_opts common;
 	size_t warmup;
 	bool warmup_given;
+	bool bidir;	/* -B */
 };
 
 struct pp_stats {
@@ -65,6 +71,8 @@ static void usage(const char *argv0)
 		"%s"
 		"  -w WARMUP   untimed round trips before each size (default: a\n"
 		"              tenth of the iterations)\n"
+		"  -B          bidirectional: both sides send at once each round;\n"
+		"              reports the time of one exchange\n"
 		"Without -n, each size makes %d round trips, fewer for large\n"
 		"messages (about %u MiB each way) but at least %d.\n",
 		argv0, bench_common_usage, PP_AUTO_MAX_ITERS, PP_AUTO_BYTES >> 20,
@@ -163,6 +171,60 @@ static int pp_rounds(struct bench *b, const struct pp_opts *o, size_t size,
 	return ret;
 }
 
+/*
+ * -B: ROUNDS exchanges, both sides sending at once and then waiting for
+ * the peer's message; both time each one (samples NULL: the warm-up, or
+ * the server). Two receives stay posted, for this exchange and the next,
+ * since the peer sends its next message as soon as ours has arrived, which
+ * may be before its own has reached us.
+ */
+static int pp_exchanges(struct bench *b, const struct pp_opts *o, size_t size,
+			char *tx_buf, char *const rx_bufs[2], size_t rounds,
+			double *samples)
+{
+	struct bench_ctx tx_ctx = { 0 }, rx_ctx[2];
+	bool tagged = o->common.tagged;
+	double start;
+	size_t i;
+	int ret = 0;
+
+	memset(rx_ctx, 0, sizeof(rx_ctx));
+	if (!rounds)
+		return bench_sync(b);
+	for (i = 0; i < 2 && i < rounds && !ret; i++)
+		ret = bench_post_recv(b, tagged, rx_bufs[i], size, PP_TAG, &rx_ctx[i]);
+	if (!ret)
+		ret = bench_sync(b);
+	for (i = 0; i < rounds && !ret; i++) {
+		ret = bench_wait_ctx(b, &tx_ctx);
+		if (ret)
+			break;
+		start = bench_now();
+		ret = bench_post_send(b, tagged, tx_buf, size, PP_TAG, &tx_ctx);
+		if (!ret)
+			ret = bench_wait_ctx(b, &rx_ctx[i % 2]);
+		if (ret)
+			break;
+		if (samples)
+			samples[i] = bench_now() - start;
+		if (i + 2 < rounds)
+			ret = bench_post_recv(b, tagged, rx_bufs[i % 2], size, PP_TAG,
+					      &rx_ctx[i % 2]);
+	}
+	if (!ret)
+		ret = bench_wait_ctx(b, &tx_ctx);
+	return ret;
+}
+
+/* Either kind of round, as -B says. */
+static int pp_run(struct bench *b, const struct pp_opts *o, size_t size,
+		  char *tx_buf, char *const rx_bufs[2], size_t rounds, double *samples)
+{
+	if (o->bidir)
+		return pp_exchanges(b, o, size, tx_buf, rx_bufs, rounds, samples);
+	return pp_rounds(b, o, size, tx_buf, rx_bufs[0], rounds, samples);
+}
+
 /* st NULL: the size was skipped. */
 static void pp_report(const struct bench *b, const struct pp_opts *o,
 		      size_t size, size_t iters, size_t warmup,
@@ -184,9 +246,10 @@ static void pp_report(const struct bench *b, const struct pp_opts *o,
 			       PP_PROG, c->prov, bench_mode_name(c), size,
 			       b->max_msg_size);
 		else
-			printf("%s: %s %s %zu x %zu: half round trip mean %.2f us, "
+			printf("%s: %s %s %zu x %zu: %s mean %.2f us, "
 			       "median %.2f us (min %.2f, max %.2f)\n", PP_PROG,
 			       c->prov, bench_mode_name(c), size, iters,
+			       o->bidir ? "bidirectional exchange" : "half round trip",
 			       st->mean_us, st->median_us, st->min_us, st->max_us);
 		break;
 	case BENCH_FORMAT_CSV:
@@ -196,8 +259,8 @@ static void pp_report(const struct bench *b, const struct pp_opts *o,
 		       skipped ? "skipped" : "ok", b->max_msg_size);
 		break;
 	case BENCH_FORMAT_KV:
-		printf("RESULT tool=%s prov=%s mode=%s size=%zu", PP_PROG, c->prov,
-		       bench_mode_name(c), size);
+		printf("RESULT tool=%s prov=%s mode=%s size=%zu%s", PP_PROG, c->prov,
+		       bench_mode_name(c), size, o->bidir ? " bidir=1" : "");
 		if (skipped)
 			printf(" status=skipped reason=max_msg_size");
 		else
@@ -215,7 +278,7 @@ static int pp_size(struct bench *b, const struct pp_opts *o, size_t size)
 	size_t iters = pp_iters(o, size), warmup = pp_warmup(o, iters);
 	size_t slot = size ? size : 1;
 	double *samples = NULL;
-	char *tx_buf, *rx_buf;
+	char *tx_buf, *rx_bufs[2] = { NULL, NULL };
 	struct pp_stats st;
 	int ret = -FI_ENOMEM;
 
@@ -227,9 +290,11 @@ static int pp_size(struct bench *b, const struct pp_opts *o, size_t size)
 	tx_buf = malloc(slot);
 	if (!tx_buf)
 		goto out;
-	rx_buf = malloc(slot);
-	if (!rx_buf)
-		goto free_tx;
+	rx_bufs[0] = malloc(slot);
+	/* -B keeps two receives posted. */
+	rx_bufs[1] = o->bidir ? malloc(slot) : NULL;
+	if (!rx_bufs[0] || (o->bidir && !rx_bufs[1]))
+		goto free_rx;
 	if (!b->is_server) {
 		samples = calloc(iters, sizeof(*samples));
 		if (!samples)
@@ -237,19 +302,21 @@ static int pp_size(struct bench *b, const struct pp_opts *o, size_t size)
 	}
 	/* Fault the pages in now rather than in the timed rounds. */
 	memset(tx_buf, 0x5a, slot);
-	memset(rx_buf, 0, slot);
+	memset(rx_bufs[0], 0, slot);
+	if (rx_bufs[1])
+		memset(rx_bufs[1], 0, slot);
 
-	ret = pp_rounds(b, o, size, tx_buf, rx_buf, warmup, NULL);
+	ret = pp_run(b, o, size, tx_buf, rx_bufs, warmup, NULL);
 	if (!ret)
-		ret = pp_rounds(b, o, size, tx_buf, rx_buf, iters, samples);
+		ret = pp_run(b, o, size, tx_buf, rx_bufs, iters, samples);
 	if (!ret && samples) {
 		pp_stats(samples, iters, &st);
 		pp_report(b, o, size, iters, warmup, &st);
 	}
 	free(samples);
 free_rx:
-	free(rx_buf);
-free_tx:
+	free(rx_bufs[1]);
+	free(rx_bufs[0]);
 	free(tx_buf);
 out:
 	if (ret == -FI_ENOMEM)
@@ -264,8 +331,11 @@ static int pp_parse_args(int argc, char **argv, struct pp_opts *o)
 	bench_opts_init(&o->common, PP_DEFAULT_SIZES, PP_DEFAULT_PORT);
 	o->common.striped_tag = PP_TAG;
 	while ((opt = bench_getopt(&o->common, argc, argv,
-				   BENCH_COMMON_OPTS "w:h")) > 0) {
+				   BENCH_COMMON_OPTS "w:Bh")) > 0) {
 		switch (opt) {
+		case 'B':
+			o->bidir = true;
+			break;
 		case 'w':
 			if (bench_parse_warmup(optarg, &o->warmup, &o->warmup_given))
 				return 2;
@@ -292,9 +362,11 @@ int main(int argc, char **argv)
 		return ret == 1 ? 0 : ret;
 
 	if (o.warmup_given)
-		snprintf(tool_options, sizeof(tool_options), "-w %zu", o.warmup);
+		snprintf(tool_options, sizeof(tool_options), "-w %zu%s", o.warmup,
+			 o.bidir ? " -B" : "");
 	else
-		snprintf(tool_options, sizeof(tool_options), "-w auto");
+		snprintf(tool_options, sizeof(tool_options), "-w auto%s",
+			 o.bidir ? " -B" : "");
 	ret = bench_open(&b, &o.common, tool_options);
 	if (ret)
 		return 1;

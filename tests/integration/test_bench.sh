@@ -119,6 +119,11 @@ run_check() {
 run_check "pingpong, messages, 2 rails" "$pp_tool" median_us 0,8,4096,16384 -n 20 -w 2
 run_check "pingpong, tagged, 2 rails, 64 KiB measured or skipped" "$pp_tool" mean_us \
 	8,65536 -T -n 20 -w 2
+# -B: both sides send at once every round; each keeps two receives
+# posted, so a round whose message came before its receive would still
+# complete, but one lost or matched to the wrong receive hangs the run.
+run_check "pingpong, bidirectional (-B), tagged, 2 rails" "$pp_tool" median_us \
+	8,4096,65536 -B -T -n 50 -w 2
 run_check "bw, messages, 2 rails" "$bw_tool" gbit_per_s 8,16384 -n 200 -W 16 -w 4
 run_check "bw, tagged, 2 rails, 1 MiB measured or skipped" "$bw_tool" gbit_per_s \
 	16384,1048576 -T -n 40 -W 8 -w 2
