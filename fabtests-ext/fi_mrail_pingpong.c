@@ -115,6 +115,29 @@ static void pp_stats(double *samples, size_t n, struct pp_stats *st)
 }
 
 /*
+ * One timed step: waits for the previous send (done long before the answer
+ * it drew came back, so waiting costs the clock nothing), sends, and waits
+ * for rx_ctx's message. *elapsed: from the send to that message.
+ */
+static int pp_send_and_wait(struct bench *b, bool tagged, char *tx_buf, size_t size,
+			    struct bench_ctx *tx_ctx, struct bench_ctx *rx_ctx,
+			    double *elapsed)
+{
+	double start;
+	int ret;
+
+	ret = bench_wait_ctx(b, tx_ctx);
+	if (ret)
+		return ret;
+	start = bench_now();
+	ret = bench_post_send(b, tagged, tx_buf, size, PP_TAG, tx_ctx);
+	if (!ret)
+		ret = bench_wait_ctx(b, rx_ctx);
+	*elapsed = bench_now() - start;
+	return ret;
+}
+
+/*
  * ROUNDS round trips. The client times each one into samples (NULL: the
  * warm-up); the server only answers. The receive for the next message is
  * posted before this side sends, so the peer's answer never arrives
@@ -125,7 +148,7 @@ static int pp_rounds(struct bench *b, const struct pp_opts *o, size_t size,
 {
 	struct bench_ctx tx_ctx = { 0 }, rx_ctx = { 0 };
 	bool tagged = o->common.tagged;
-	double start;
+	double elapsed;
 	size_t i;
 	int ret;
 
@@ -149,19 +172,11 @@ static int pp_rounds(struct bench *b, const struct pp_opts *o, size_t size,
 						      PP_TAG, &tx_ctx);
 			continue;
 		}
-		/* The previous send completes long before its answer came
-		 * back; waiting for it here costs the clock nothing. */
-		ret = bench_wait_ctx(b, &tx_ctx);
-		if (ret)
-			break;
-		start = bench_now();
-		ret = bench_post_send(b, tagged, tx_buf, size, PP_TAG, &tx_ctx);
-		if (!ret)
-			ret = bench_wait_ctx(b, &rx_ctx);
+		ret = pp_send_and_wait(b, tagged, tx_buf, size, &tx_ctx, &rx_ctx, &elapsed);
 		if (ret)
 			break;
 		if (samples)
-			samples[i] = (bench_now() - start) / 2;
+			samples[i] = elapsed / 2;
 		if (i + 1 < rounds)
 			ret = bench_post_recv(b, tagged, rx_buf, size, PP_TAG, &rx_ctx);
 	}
@@ -184,7 +199,7 @@ static int pp_exchanges(struct bench *b, const struct pp_opts *o, size_t size,
 {
 	struct bench_ctx tx_ctx = { 0 }, rx_ctx[2];
 	bool tagged = o->common.tagged;
-	double start;
+	double elapsed;
 	size_t i;
 	int ret = 0;
 
@@ -196,17 +211,12 @@ static int pp_exchanges(struct bench *b, const struct pp_opts *o, size_t size,
 	if (!ret)
 		ret = bench_sync(b);
 	for (i = 0; i < rounds && !ret; i++) {
-		ret = bench_wait_ctx(b, &tx_ctx);
-		if (ret)
-			break;
-		start = bench_now();
-		ret = bench_post_send(b, tagged, tx_buf, size, PP_TAG, &tx_ctx);
-		if (!ret)
-			ret = bench_wait_ctx(b, &rx_ctx[i % 2]);
+		ret = pp_send_and_wait(b, tagged, tx_buf, size, &tx_ctx, &rx_ctx[i % 2],
+				       &elapsed);
 		if (ret)
 			break;
 		if (samples)
-			samples[i] = bench_now() - start;
+			samples[i] = elapsed;
 		if (i + 2 < rounds)
 			ret = bench_post_recv(b, tagged, rx_bufs[i % 2], size, PP_TAG,
 					      &rx_ctx[i % 2]);
