@@ -310,7 +310,8 @@ void mrail_credit_refresh(struct mrail_ep *ep, fi_addr_t peer)
 		credit_send(ep, peer);
 }
 
-void mrail_credit_gap_check(struct mrail_ep *ep, fi_addr_t peer, uint64_t now)
+void mrail_credit_send_overdue(struct mrail_ep *ep, fi_addr_t peer,
+			       uint64_t now)
 {
 	struct mrail_peer_rx *rx = &ep->peers[peer].rx;
 	uint64_t half = ep->health.timeout_ns / 2;

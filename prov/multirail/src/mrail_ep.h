@@ -100,7 +100,7 @@ struct mrail_peer_rx {
 	uint64_t gap_seq, gap_since_ns, gap_told_ns;
 	/* Numbered messages taken in order (or second copies dropped) since
 	 * our last CREDIT, from when: a quiet peer still hears, within half
-	 * a rail timeout, that they arrived (mrail_credit_gap_check). */
+	 * a rail timeout, that they arrived (mrail_credit_send_overdue). */
 	bool ack_due;
 	uint64_t ack_due_ns;
 };

@@ -428,7 +428,7 @@ void mrail_health_progress(struct mrail_ep *ep)
 		if (!mrail_av_get_peer(ep->av, (fi_addr_t) peer))
 			continue;
 		judge_peer(ep, (fi_addr_t) peer, now);
-		mrail_credit_gap_check(ep, (fi_addr_t) peer, now);
+		mrail_credit_send_overdue(ep, (fi_addr_t) peer, now);
 		ask_peer(ep, (fi_addr_t) peer, &asks);
 		if (replay)
 			mrail_replay(ep, (fi_addr_t) peer);

@@ -183,12 +183,13 @@ void mrail_credit_owe(struct mrail_ep *ep, fi_addr_t peer);
  * have been lost with it. */
 void mrail_credit_refresh(struct mrail_ep *ep, fi_addr_t peer);
 /* Numbered messages of the peer arrived (in order, or as second copies):
- * a CREDIT is due, sent with the next batch or by mrail_credit_gap_check. */
+ * a CREDIT is due, sent with the next batch or by mrail_credit_send_overdue. */
 void mrail_credit_ack_due(struct mrail_ep *ep, fi_addr_t peer);
 /* Holding the peer's later messages behind a missing one for half a rail
  * timeout, or owing it word of arrived ones that long: a CREDIT tells it
  * which one we wait for (now: mrail_now_ns()). */
-void mrail_credit_gap_check(struct mrail_ep *ep, fi_addr_t peer, uint64_t now);
+void mrail_credit_send_overdue(struct mrail_ep *ep, fi_addr_t peer,
+			       uint64_t now);
 
 /* Rendezvous (mrail_rdv.c). Caller holds the domain lock. */
 /* Calls fn for each operation of ours waiting for a peer's answer (an

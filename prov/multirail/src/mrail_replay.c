@@ -208,7 +208,7 @@ void mrail_replay_awaited(struct mrail_ep *ep, fi_addr_t dest, uint64_t seq)
 
 /*
  * A peer returns word of what arrived within half a rail timeout
- * (mrail_credit_gap_check): a copy unacknowledged this many timeouts after
+ * (mrail_credit_send_overdue): a copy unacknowledged this many timeouts after
  * it went out may have been lost in a rail connection that broke after
  * taking it, or the peer may just not be progressing.
  */
