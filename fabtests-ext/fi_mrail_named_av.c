@@ -24,6 +24,15 @@
  *             per send.
  * After the writer closes the AV, FI_READ of its name fails again.
  * Each process prints its checks; exits 0 only if every check passed.
+ *
+ *   fi_mrail_named_av -k NAME    creates the named AV NAME, then dies by
+ *                                SIGKILL: a writer that crashed
+ *   fi_mrail_named_av -t NAME    checks that a writer of NAME, created by
+ *                                a process that is gone, is taken over
+ *                                (and then refuses a second writer)
+ * The two test that a writer's death frees its name whatever its process
+ * id means here: tests/integration/test_shared.sh kills the first in a PID
+ * namespace of its own.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -408,13 +417,59 @@ out:
 	return finish();
 }
 
+/* -k: a writer of name that crashes with the AV open. */
+static int run_crashing_writer(const char *name)
+{
+	struct fi_av_attr attr = { .type = FI_AV_TABLE, .name = (char *) name };
+	struct node n = { 0 };
+
+	role = "crashing writer";
+	if (open_domain(&n, false) || open_av(&n, &attr))
+		return finish();
+	printf("fi_mrail_named_av[%s]: created '%s', now dying\n", role, name);
+	fflush(stdout);
+	raise(SIGKILL);
+	return 1;
+}
+
+/* -t: the name of a writer that is gone is free, and then ours. */
+static int run_takeover(const char *name)
+{
+	struct fi_av_attr attr = { .type = FI_AV_TABLE, .name = (char *) name };
+	struct fi_av_attr again = attr;
+	struct fid_av *second = NULL;
+	struct node n = { 0 };
+	int ret;
+
+	role = "takeover";
+	if (open_domain(&n, false))
+		return finish();
+	ret = fi_av_open(n.domain, &attr, &n.av, NULL);
+	check(!ret, "the named AV of a writer that is gone opens as writer "
+	      "(got %s)", ret ? fi_strerror(-ret) : "success");
+	if (!ret) {
+		ret = fi_av_open(n.domain, &again, &second, NULL);
+		check(ret == -FI_EBUSY, "then a second writer of the name is "
+		      "refused with -FI_EBUSY (got %s)",
+		      ret ? fi_strerror(-ret) : "success");
+		if (!ret)
+			fi_close(&second->fid);
+	}
+	close_node(&n);
+	return finish();
+}
+
 int main(int argc, char **argv)
 {
 	pid_t pids[2];
 	int opt, i, status, failed = 0;
 
-	while ((opt = getopt(argc, argv, "a:n:vh")) != -1) {
+	while ((opt = getopt(argc, argv, "a:n:k:t:vh")) != -1) {
 		switch (opt) {
+		case 'k':
+			return run_crashing_writer(optarg);
+		case 't':
+			return run_takeover(optarg);
 		case 'a':
 			node = optarg;
 			break;
@@ -425,8 +480,8 @@ int main(int argc, char **argv)
 			check_verbose = true;
 			break;
 		default:
-			fprintf(stderr, "usage: %s -a NODE [-n MESSAGES] [-v]\n",
-				argv[0]);
+			fprintf(stderr, "usage: %s -a NODE [-n MESSAGES] [-v] | "
+				"-k NAME | -t NAME\n", argv[0]);
 			return opt == 'h' ? 0 : 2;
 		}
 	}

@@ -13,7 +13,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,20 +28,26 @@ struct mrail_av_shared {
 	void *region;
 	size_t len;
 	bool writer;
+	/* The writer's descriptor of the region, holding the write lock that
+	 * says it is written (shared_lock); -1 for a reader. */
+	int lock_fd;
 };
 
-/* The writer of an existing region still runs: this process (which has
- * the AV open already), or another one (EPERM: it exists, as someone
- * else). A region whose writer is gone was left by a crash. */
-static bool shared_writer_alive(const void *region)
+/*
+ * Takes the lock that makes this open of the region its writer: an open
+ * file description lock on the whole object, which the kernel drops when
+ * the writer closes it or dies. A process id stored in the region could
+ * not say that: in another PID namespace (a container) it names another
+ * process, or none. Returns 0, or -FI_EBUSY while another open holds it
+ * (another process, or this one through another fi_av_open).
+ */
+static int shared_lock(int fd)
 {
-	const struct mrail_av_shm_hdr *hdr = region;
+	struct flock lock = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
 
-	if (hdr->writer_pid <= 0)
-		return false;
-	if (hdr->writer_pid == getpid())
-		return true;
-	return !kill(hdr->writer_pid, 0) || errno == EPERM;
+	if (!fcntl(fd, F_OFD_SETLK, &lock))
+		return 0;
+	return errno == EAGAIN || errno == EACCES ? -FI_EBUSY : -errno;
 }
 
 static int shared_map(struct mrail_av_shared *shared, int fd, bool writable)
@@ -107,37 +112,35 @@ static int shared_attach(struct mrail_av_shared *shared, const char *name)
 	return 0;
 }
 
+/* The writer's process id as the region shows it, or 0 when the region
+ * cannot say (not sized or not initialised yet). */
+static int shared_writer_pid(struct mrail_av_shared *shared, int fd)
+{
+	char err[MRAIL_ERR_MAX];
+	int pid = 0;
+
+	if (shared_map(shared, fd, false))
+		return 0;
+	if (!mrail_av_shm_check(shared->region, shared->len, err, sizeof(err)))
+		pid = ((const struct mrail_av_shm_hdr *) shared->region)->writer_pid;
+	shared_unmap(shared);
+	return pid;
+}
+
 /* Creates the region, or takes over one whose writer is gone. */
 static int shared_create(struct mrail_av_shared *shared, const char *name,
 			 size_t count)
 {
 	uint32_t capacity = mrail_av_shm_capacity(count);
 	size_t len = mrail_av_shm_size(capacity);
-	char err[MRAIL_ERR_MAX];
-	int fd, ret;
+	bool left_behind = false;
+	char who[32];
+	int fd, ret, pid;
 
 	fd = shm_open(shared->path, O_RDWR | O_CREAT | O_EXCL, 0600);
 	if (fd < 0 && errno == EEXIST) {
 		fd = shm_open(shared->path, O_RDWR, 0);
-		if (fd >= 0 && !shared_map(shared, fd, false)) {
-			bool busy = !mrail_av_shm_check(shared->region, shared->len,
-							err, sizeof(err)) &&
-				    shared_writer_alive(shared->region);
-			int pid = ((struct mrail_av_shm_hdr *)
-				   shared->region)->writer_pid;
-
-			shared_unmap(shared);
-			if (busy) {
-				close(fd);
-				MRAIL_WARN(FI_LOG_AV, "named AV '%s' is written by "
-					   "process %d: one process writes a "
-					   "named AV, the others open it with "
-					   "FI_READ\n", name, pid);
-				return -FI_EBUSY;
-			}
-		}
-		MRAIL_INFO(FI_LOG_AV, "named AV '%s': %s was left by a process "
-			   "that is gone; made anew\n", name, shared->path);
+		left_behind = true;
 	}
 	if (fd < 0) {
 		ret = -errno;
@@ -145,6 +148,27 @@ static int shared_create(struct mrail_av_shared *shared, const char *name,
 			   name, shared->path, strerror(errno));
 		return ret;
 	}
+	ret = shared_lock(fd);
+	if (ret == -FI_EBUSY) {
+		pid = shared_writer_pid(shared, fd);
+		close(fd);
+		if (pid)
+			snprintf(who, sizeof(who), "process %d", pid);
+		MRAIL_WARN(FI_LOG_AV, "named AV '%s' is written by %s: one "
+			   "process writes a named AV, the others open it with "
+			   "FI_READ\n", name, pid ? who : "another process");
+		return ret;
+	}
+	if (ret) {
+		MRAIL_WARN(FI_LOG_AV, "named AV '%s': cannot lock %s: %s\n", name,
+			   shared->path, strerror(-ret));
+		close(fd);
+		return ret;
+	}
+	/* Locked: whoever wrote a region that was already there is gone. */
+	if (left_behind)
+		MRAIL_INFO(FI_LOG_AV, "named AV '%s': %s was left by a process "
+			   "that is gone; made anew\n", name, shared->path);
 	if (ftruncate(fd, (off_t) len)) {
 		ret = -errno;
 		MRAIL_WARN(FI_LOG_AV, "named AV '%s': cannot size %s to %zu "
@@ -157,14 +181,14 @@ static int shared_create(struct mrail_av_shared *shared, const char *name,
 			   shared->path, strerror(-ret));
 		goto err_unlink;
 	}
-	close(fd);
 	mrail_av_shm_init(shared->region, capacity, (int32_t) getpid());
 	shared->writer = true;
+	shared->lock_fd = fd;
 	return 0;
 
 err_unlink:
-	close(fd);
 	shm_unlink(shared->path);
+	close(fd);
 	return ret;
 }
 
@@ -182,6 +206,7 @@ int mrail_av_shared_open(struct fi_av_attr *attr, struct mrail_av_shared **out)
 	shared = calloc(1, sizeof(*shared));
 	if (!shared)
 		return -FI_ENOMEM;
+	shared->lock_fd = -1;
 	/* Per user, so that two users' AVs of one name stay apart. */
 	snprintf(shared->path, sizeof(shared->path), "/mrail_av.%u.%s",
 		 (unsigned) getuid(), attr->name);
@@ -206,9 +231,13 @@ void mrail_av_shared_close(struct mrail_av_shared *shared)
 	if (!shared)
 		return;
 	hdr = shared->region;
+	/* Not a child that inherited the writer's AV: the writer unlinks. */
 	if (shared->writer && hdr && hdr->writer_pid == getpid())
 		shm_unlink(shared->path);
 	shared_unmap(shared);
+	/* After the unlink: a new writer of the name makes a region anew. */
+	if (shared->lock_fd >= 0)
+		close(shared->lock_fd);
 	free(shared);
 }
 
