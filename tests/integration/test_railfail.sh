@@ -9,8 +9,9 @@
 #    FI_MRAIL_GET_PEER_RAILS) rail 1 up and rail 2 not. Then the link comes
 #    back during a run, and rail 2 must be up again on both hosts.
 #  - mr1 down while the rails are idle, then traffic (fi_mrail_msg -P).
-#  - mr1 down mid-run on either host, eager sizes and then every size: both
-#    hosts fail the rail, and what it had not delivered goes again on rail 1.
+#  - mr1 down mid-run on either host, eager sizes and then every size (and
+#    with dynamic striping, whose transfers reserve rails): both hosts fail
+#    the rail, and what it had not delivered goes again on rail 1.
 #  - mr1 down and up every second for 20 s under the whole run; rail 2
 #    losing 30% of its packets for the whole run.
 #  - mr1 down under a stream of RMA writes (every byte checked at the
@@ -156,7 +157,7 @@ health_field() {
 # comes back after the run. The run must pass on both sides, both must
 # report rail 2 failed, and what was out on it must have gone again.
 mid_stream() {
-	local name=$1 host=$2 why= h bg; shift 2
+	local name=$1 host=$2 why= h bg srv_reissued cli_reissued; shift 2
 	new_pair
 	( sleep 4; "$TESTBED" exec "$host" ip link set mr1 down ) &
 	bg=$!
@@ -169,13 +170,12 @@ mid_stream() {
 		[[ $(health_field "$PAIR_LOGS/$h" 1 failures) == 0 ]] ||
 			why="${why:+$why; }the $h failed rail 1 too"
 	done
-	(( $(health_field "$PAIR_LOGS/server" 2 reissued) +
-	   $(health_field "$PAIR_LOGS/client" 2 reissued) > 0 )) ||
+	srv_reissued=$(health_field "$PAIR_LOGS/server" 2 reissued)
+	cli_reissued=$(health_field "$PAIR_LOGS/client" 2 reissued)
+	(( ${srv_reissued:-0} + ${cli_reissued:-0} > 0 )) ||
 		why="${why:+$why; }nothing was sent again"
 	if [[ -z $why ]]; then
-		pass "$name: rail 2 failed on both hosts, reissued $(health_field \
-			"$PAIR_LOGS/server" 2 reissued) + $(health_field \
-			"$PAIR_LOGS/client" 2 reissued) operations"
+		pass "$name: rail 2 failed on both hosts, reissued $srv_reissued + $cli_reissued operations"
 	else
 		fail "$name: rail health" "$why"
 	fi
@@ -186,6 +186,11 @@ mid_stream "mr1 down on the server's host mid-run, eager sizes" 1 -S 16336 -I 20
 mid_stream "mr1 down on the client's host mid-run, eager sizes" 2 -S 16336 -I 200
 mid_stream "mr1 down on the server's host mid-run, every size" 1 -I 40
 mid_stream "mr1 down on the client's host mid-run, every size" 2 -I 40
+# Dynamic striping: each transfer reserves rails of the peer first. The
+# rail's reservations with the peer end when it fails, and the reserved
+# transfers' reads go again on the other rail, as without reservations.
+FI_MRAIL_STRIPE_POLICY=dynamic \
+	mid_stream "mr1 down on the server's host mid-run, every size, dynamic striping" 1 -I 40
 
 # Flapping: mr1 of the server's host down and up every second for 20 s
 # under the whole fi_mrail_msg run.

@@ -23,6 +23,7 @@
 #include "mrail_av.h"
 #include "mrail_ep.h"
 #include "mrail_msg.h"
+#include "mrail_reserve.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -140,7 +141,9 @@ static void rail_failed(struct mrail_ep *ep, fi_addr_t peer, size_t rail)
 	 * acknowledged, and our own running totals go on the other rails. */
 	mrail_replay(ep, peer);
 	mrail_credit_refresh(ep, peer);
-	/* Reads it holds for us: their bytes are read again elsewhere. */
+	/* Its reservations with the peer (dynamic striping) are let go, and
+	 * the reads it holds for us are read again elsewhere. */
+	mrail_rsv_rail_failed(ep, peer, rail);
 	mrail_rdv_rail_failed(ep, peer, rail);
 }
 

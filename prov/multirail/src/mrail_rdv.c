@@ -825,16 +825,16 @@ static void rdv_redo_issue(struct mrail_ep *ep, struct mrail_rdv_recv *rdv,
 /*
  * What is left to read of a stripe on a rail that has failed for the peer
  * goes on the next rail that has not (two stripes may then share a rail).
- * Its reads in flight stay where they are. Rails a reservation granted are
- * the reservation's.
+ * Its reads in flight stay where they are. A reserved transfer moves too:
+ * its reservation of the failed rail is gone (mrail_rsv_rail_failed), and
+ * sharing a rail with another transfer for a while beats waiting for the
+ * link.
  */
 static void rdv_steer(struct mrail_ep *ep, struct mrail_rdv_recv *rdv)
 {
 	size_t from;
 	int s, to;
 
-	if (rdv->rsv.active)
-		return;
 	for (s = 0; s < rdv->stripe_count; s++) {
 		from = rdv->stripes[s].rail;
 		if (rdv->issued[s] == rdv->stripes[s].len ||
@@ -857,8 +857,6 @@ static bool rdv_read_refused(struct mrail_ep *ep, struct mrail_rdv_recv *rdv,
 {
 	size_t rail = rdv->stripes[s].rail;
 
-	if (rdv->rsv.active)
-		return false;
 	mrail_rail_error(ep, rdv->peer, rail);
 	if (mrail_rail_usable(ep, rdv->peer, rail))
 		return false;
@@ -1165,7 +1163,7 @@ void mrail_rdv_rail_failed(struct mrail_ep *ep, fi_addr_t peer, size_t rail)
 	struct mrail_rdv_recv *rdv;
 
 	DL_FOREACH(ep->rdv_recvs, rdv) {
-		if (rdv->peer == peer && !rdv->rsv.active)
+		if (rdv->peer == peer)
 			rdv_orphan_reads(ep, rdv, rail);
 	}
 }
@@ -1198,7 +1196,7 @@ void mrail_rdv_handle_read(struct mrail_ep *ep, struct mrail_rail_ctx *rc, int e
 	 * first failure left is the transfer's (rail_handle_error logged it).
 	 * Nothing can still land from a read that failed. */
 	if (err && !rdv->err) {
-		if (mrail_rail_usable(ep, rdv->peer, rc->rail) || rdv->rsv.active)
+		if (mrail_rail_usable(ep, rdv->peer, rc->rail))
 			rdv->err = err;
 		else
 			rdv_redo_add(rdv, read);

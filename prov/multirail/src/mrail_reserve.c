@@ -188,6 +188,20 @@ void mrail_rsv_begin(struct mrail_ep *ep, struct mrail_rsv_req *req, fi_addr_t p
 			     MRAIL_RSV_MAX_WAIT_NS);
 }
 
+/* The rails that work for the peer (mrail_health.c): a transfer asks for
+ * no other and stripes over no other. */
+static uint32_t rsv_usable(const struct mrail_ep *ep, fi_addr_t peer)
+{
+	uint32_t usable = 0;
+	size_t rail;
+
+	for (rail = 0; rail < ep->rail_count; rail++) {
+		if (mrail_rail_usable(ep, peer, rail))
+			usable |= 1u << rail;
+	}
+	return usable;
+}
+
 /* Asks peer for some of the free rails, as many as stripe_ratio says. */
 static void rsv_ask(struct mrail_ep *ep, struct mrail_rsv_ep *rsv,
 		    struct mrail_rsv_req *req, uint32_t node, uint32_t free_rails,
@@ -243,7 +257,9 @@ static int rsv_stripe(struct mrail_ep *ep, struct mrail_rsv_ep *rsv,
 	size_t rail;
 	int n, s;
 
-	n = mrail_policy_stripe_over(ep, len, req->xfer.granted, out);
+	n = mrail_policy_stripe_over(ep, len,
+				     req->xfer.granted & rsv_usable(ep, req->peer),
+				     out);
 	for (s = 0; s < n; s++)
 		used |= 1u << out[s].rail;
 	for (rail = 0; rail < ep->rail_count && n >= 0; rail++) {
@@ -262,7 +278,7 @@ int mrail_rsv_poll(struct mrail_ep *ep, struct mrail_rsv_req *req, uint64_t len,
 {
 	struct mrail_rsv_ep *rsv = rsv_get(ep);
 	struct mrail_av_peer *peer = mrail_av_get_peer(ep->av, req->peer);
-	uint32_t free_rails, node;
+	uint32_t free_rails, usable, node;
 	bool others_busy;
 	uint64_t now;
 	size_t rail;
@@ -280,8 +296,10 @@ int mrail_rsv_poll(struct mrail_ep *ep, struct mrail_rsv_req *req, uint64_t len,
 	for (;;) {
 		free_rails = 0;
 		others_busy = false;
+		usable = rsv_usable(ep, req->peer);
 		for (rail = 0; rail < ep->rail_count; rail++) {
-			if (rsv->rail[rail].state == MRAIL_RSV_FREE)
+			if (rsv->rail[rail].state == MRAIL_RSV_FREE &&
+			    (usable & (1u << rail)))
 				free_rails |= 1u << rail;
 			if (rsv->owner[rail] && rsv->owner[rail] != req)
 				others_busy = true;
@@ -336,6 +354,48 @@ void mrail_rsv_end(struct mrail_ep *ep, struct mrail_rsv_req *req)
 		if (rsv->rail[rail].state == MRAIL_RSV_SENDING)
 			rsv_step(ep, rsv, rail, req->peer, &ev, &act);
 		rsv->owner[rail] = NULL;
+	}
+}
+
+/*
+ * The rail failed for the peer: what its port holds with the peer is let
+ * go here at once, as the messages that would end it (ours and the
+ * peer's) wait on the dead link. Our request to the peer counts as
+ * refused; a path the peer granted us is given back (its transfer's
+ * stripe moves to another rail, mrail_rdv.c); a path we granted the peer
+ * is freed as if its ABORT had come. The ABORTs this sends go on the rail,
+ * and arrive, stale and ignored, if the link comes back; so do the peer's.
+ */
+void mrail_rsv_rail_failed(struct mrail_ep *ep, fi_addr_t peer, size_t rail)
+{
+	struct mrail_av_peer *p = mrail_av_get_peer(ep->av, peer);
+	struct mrail_rsv_ep *rsv = ep->rsv;
+	struct mrail_rsv_actions act;
+	struct mrail_rsv_event ev;
+	struct mrail_rsv_rail *port;
+	uint32_t node;
+
+	if (!rsv || !p || !p->key || rail >= ep->rail_count)
+		return;
+	node = rsv_node(p->key);
+	port = &rsv->rail[rail];
+	if (port->out_rts && port->out_peer == node) {
+		ev = (struct mrail_rsv_event) { .type = MRAIL_RSV_LOCAL_TIMEOUT };
+		rsv_step(ep, rsv, rail, peer, &ev, &act);
+		if (rsv->owner[rail])
+			mrail_rsv_xfer_answer(&rsv->owner[rail]->xfer,
+					      (unsigned) rail, false);
+		rsv->owner[rail] = NULL;
+	}
+	if (port->state == MRAIL_RSV_SENDING && port->out_peer == node) {
+		ev = (struct mrail_rsv_event) { .type = MRAIL_RSV_LOCAL_ABORT };
+		rsv_step(ep, rsv, rail, peer, &ev, &act);
+		rsv->owner[rail] = NULL;
+	}
+	if (port->state == MRAIL_RSV_RECEIVING && port->in_peer == node) {
+		ev = (struct mrail_rsv_event) { .type = MRAIL_RSV_REMOTE_ABORT,
+						.peer = node, .seq = port->in_seq };
+		rsv_step(ep, rsv, rail, peer, &ev, &act);
 	}
 }
 

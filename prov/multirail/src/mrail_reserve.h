@@ -58,6 +58,10 @@ void mrail_rsv_end(struct mrail_ep *ep, struct mrail_rsv_req *req);
 void mrail_rsv_handle_rx(struct mrail_ep *ep, size_t rail, fi_addr_t peer,
 			 const struct mrail_wire_hdr *hdr, const uint8_t *payload);
 
+/* The rail failed for the peer (mrail_health.c): its port lets go of what
+ * it holds with the peer, and a request to the peer on it is refused. */
+void mrail_rsv_rail_failed(struct mrail_ep *ep, fi_addr_t peer, size_t rail);
+
 /* The reservation state of rail (enum fi_mrail_rail_state). */
 uint32_t mrail_rsv_rail_state(const struct mrail_ep *ep, size_t rail);
 
