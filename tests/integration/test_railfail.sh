@@ -15,9 +15,9 @@
 #  - mr1 down and up every second for 20 s under the whole run; rail 2
 #    losing 30% of its packets for the whole run.
 #  - mr1 down under a stream of RMA writes (every byte checked at the
-#    target), under RMA reads and writes of every kind, under 60000
-#    fetch-and-adds (the target's word must come out exact), and under a
-#    loop of offloaded barriers.
+#    target), under RMA reads and writes of every kind (also with dynamic
+#    striping), under 60000 fetch-and-adds (the target's word must come
+#    out exact), and under a loop of offloaded barriers.
 #  - both rails pulled under a stream: both sides end with an error, no
 #    hang.
 #  - a bad FI_MRAIL_RAIL_TIMEOUT fails fi_getinfo with a warning naming it.
@@ -297,6 +297,12 @@ through_failure "mr1 down on the target's host under RMA writes of 4 KiB to 1 Mi
 # 16 MiB transfers.
 rma_sizes=16m,16m,16m,16m,16m,16m,16m,16m,16m,16m,16m,16m
 through_failure "mr1 down on the target's host under RMA reads and writes of 16 MiB" 1 \
+	'fi_mrail_rma: ([0-9]+) of \1 checks passed' \
+	"$build/fabtests-ext/fi_mrail_rma" -E $((port += 2)) -s $rma_sizes -- \
+	-E $port -s $rma_sizes
+# The same with dynamic striping: the reads that carry them reserve rails.
+FI_MRAIL_STRIPE_POLICY=dynamic \
+	through_failure "mr1 down on the target's host under RMA reads and writes of 16 MiB, dynamic striping" 1 \
 	'fi_mrail_rma: ([0-9]+) of \1 checks passed' \
 	"$build/fabtests-ext/fi_mrail_rma" -E $((port += 2)) -s $rma_sizes -- \
 	-E $port -s $rma_sizes
