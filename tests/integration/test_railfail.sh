@@ -296,16 +296,15 @@ through_failure "mr1 down on the target's host under RMA writes of 4 KiB to 1 Mi
 # byte, completions and counters counted at both ends), twelve rounds of
 # 16 MiB transfers.
 rma_sizes=16m,16m,16m,16m,16m,16m,16m,16m,16m,16m,16m,16m
-through_failure "mr1 down on the target's host under RMA reads and writes of 16 MiB" 1 \
-	'fi_mrail_rma: ([0-9]+) of \1 checks passed' \
-	"$build/fabtests-ext/fi_mrail_rma" -E $((port += 2)) -s $rma_sizes -- \
-	-E $port -s $rma_sizes
+rma_through_failure() { # NAME-SUFFIX (FI_MRAIL_* from the caller's environment)
+	through_failure "mr1 down on the target's host under RMA reads and writes of 16 MiB$1" 1 \
+		'fi_mrail_rma: ([0-9]+) of \1 checks passed' \
+		"$build/fabtests-ext/fi_mrail_rma" -E $((port += 2)) -s $rma_sizes -- \
+		-E $port -s $rma_sizes
+}
+rma_through_failure ""
 # The same with dynamic striping: the reads that carry them reserve rails.
-FI_MRAIL_STRIPE_POLICY=dynamic \
-	through_failure "mr1 down on the target's host under RMA reads and writes of 16 MiB, dynamic striping" 1 \
-	'fi_mrail_rma: ([0-9]+) of \1 checks passed' \
-	"$build/fabtests-ext/fi_mrail_rma" -E $((port += 2)) -s $rma_sizes -- \
-	-E $port -s $rma_sizes
+FI_MRAIL_STRIPE_POLICY=dynamic rma_through_failure ", dynamic striping"
 # Fetch-and-add, one word of the target's: a request run twice or lost
 # would leave the word off the count or the fetched values not strictly
 # increasing (fi_mrail_atomic -C checks both). 20000 of them take about
