@@ -152,14 +152,17 @@ health_field() {
 	sed -n "s/^rail health: $2 .* $3 \([0-9]*\).*/\1/p" "$1" | tail -n 1
 }
 
-# Link mr1 of host goes down 4 s into a run of fi_mrail_msg (every check of
-# which compares the data byte for byte and counts the completions); it
-# comes back after the run. The run must pass on both sides, both must
-# report rail 2 failed, and what was out on it must have gone again.
+# Link mr1 of HOST goes down DELAY s into a run of fi_mrail_msg (every
+# check of which compares the data byte for byte and counts the
+# completions); it comes back after the run. The run must pass on both
+# sides, both must report rail 2 failed, and what was out on it must have
+# gone again. DELAY has to fall while messages flow: the ordering checks
+# that follow the first bursts leave the rails idle for seconds while the
+# receiver posts its receives late on purpose.
 mid_stream() {
-	local name=$1 host=$2 why= h bg srv_reissued cli_reissued; shift 2
+	local name=$1 host=$2 delay=$3 why= h bg srv_reissued cli_reissued; shift 3
 	new_pair
-	( sleep 4; "$TESTBED" exec "$host" ip link set mr1 down ) &
+	( sleep "$delay"; "$TESTBED" exec "$host" ip link set mr1 down ) &
 	bg=$!
 	run_pair "$name: fi_mrail_msg $*" 300 "$rails" "$msg_test" -E $port -H "$@"
 	wait $bg
@@ -180,17 +183,18 @@ mid_stream() {
 		fail "$name: rail health" "$why"
 	fi
 }
-# Eager sizes (sends and their copies), then every size up to 1 MiB
+# Eager sizes (sends and their copies: 2.5 s in, the first bursts are out;
+# by 4 s they are done and the rails idle), then every size up to 1 MiB
 # (rendezvous reads caught on the rail are read again on the other).
-mid_stream "mr1 down on the server's host mid-run, eager sizes" 1 -S 16336 -I 200
-mid_stream "mr1 down on the client's host mid-run, eager sizes" 2 -S 16336 -I 200
-mid_stream "mr1 down on the server's host mid-run, every size" 1 -I 20
-mid_stream "mr1 down on the client's host mid-run, every size" 2 -I 20
+mid_stream "mr1 down on the server's host mid-run, eager sizes" 1 2.5 -S 16336 -I 200
+mid_stream "mr1 down on the client's host mid-run, eager sizes" 2 2.5 -S 16336 -I 200
+mid_stream "mr1 down on the server's host mid-run, every size" 1 4 -I 20
+mid_stream "mr1 down on the client's host mid-run, every size" 2 4 -I 20
 # Dynamic striping: each transfer reserves rails of the peer first. The
 # rail's reservations with the peer end when it fails, and the reserved
 # transfers' reads go again on the other rail, as without reservations.
 FI_MRAIL_STRIPE_POLICY=dynamic \
-	mid_stream "mr1 down on the server's host mid-run, every size, dynamic striping" 1 -I 20
+	mid_stream "mr1 down on the server's host mid-run, every size, dynamic striping" 1 4 -I 20
 
 # Flapping: mr1 of the server's host down and up every second for 20 s
 # under the whole fi_mrail_msg run.
