@@ -157,9 +157,11 @@ static inline uint32_t pattern_word(uint32_t seed, size_t idx)
 	return x;
 }
 
+/* Byte idx alone: one lookup, or a part word at either end of a buffer. */
 PATTERN_LOOP
-static inline uint8_t word_byte(uint32_t word, size_t idx)
+static inline uint8_t pattern_at(uint32_t seed, size_t idx)
 {
+	uint32_t word = pattern_word(seed, idx);
 	uint8_t bytes[4];
 
 	memcpy(bytes, &word, sizeof(bytes));
@@ -168,7 +170,7 @@ static inline uint8_t word_byte(uint32_t word, size_t idx)
 
 uint8_t pattern_byte(enum pattern pat, size_t size, uint32_t iter, size_t idx)
 {
-	return word_byte(pattern_word(pattern_seed(pat, size, iter), idx), idx);
+	return pattern_at(pattern_seed(pat, size, iter), idx);
 }
 
 /* The pattern's bytes, each XORed with flip, over p[0, len). */
@@ -183,7 +185,7 @@ static void store_pattern(uint8_t *p, size_t len, uint32_t seed, uint8_t flip)
 		memcpy(p + i, &word, sizeof(word));
 	}
 	for (; i < len; i++)
-		p[i] = word_byte(pattern_word(seed, i), i) ^ flip;
+		p[i] = pattern_at(seed, i) ^ flip;
 }
 
 PATTERN_LOOP
@@ -213,7 +215,7 @@ size_t first_mismatch(const uint8_t *p, size_t from, size_t len,
 	size_t i = from;
 
 	for (; i < len && i % 4; i++)
-		if (p[i] != word_byte(pattern_word(seed, i), i))
+		if (p[i] != pattern_at(seed, i))
 			return i;
 	for (; i + 4 <= len; i += 4) {
 		memcpy(&word, p + i, sizeof(word));
@@ -221,7 +223,7 @@ size_t first_mismatch(const uint8_t *p, size_t from, size_t len,
 			break;
 	}
 	for (; i < len; i++)
-		if (p[i] != word_byte(pattern_word(seed, i), i))
+		if (p[i] != pattern_at(seed, i))
 			break;
 	return i;
 }

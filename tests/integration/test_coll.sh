@@ -52,11 +52,10 @@ run() {
 	fi
 }
 
+algs=(dissemination pairwise gather gather:3)
 if [[ ${COLL_QUICK:-0} = 1 ]]; then
-	algs=(dissemination pairwise gather gather:3)
 	sizes=(3 8)
 else
-	algs=(dissemination pairwise gather gather:3)
 	sizes=(2 3 4 5 7 8 12 16)
 fi
 
